@@ -1,0 +1,106 @@
+//! The engine's one error type: the refusals of the domain, named after the
+//! service's error codes, and internal failures that keep their source.
+
+use crate::conditions::{AppendConditionFailure, ConditionFailure};
+use crate::{MetadataError, NameError};
+
+/// Everything a [`crate::Store`] operation can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The container does not exist.
+    #[error("The specified container does not exist.")]
+    ContainerNotFound,
+    /// Create Container on an existing name.
+    #[error("The specified container already exists.")]
+    ContainerAlreadyExists,
+    /// The blob (or snapshot) does not exist.
+    #[error("The specified blob does not exist.")]
+    BlobNotFound,
+    /// The operation does not apply to this blob's type.
+    #[error("The blob type is invalid for this operation.")]
+    InvalidBlobType,
+    /// A base blob with snapshots deleted without `x-ms-delete-snapshots`.
+    #[error("This operation is not permitted because the blob has snapshots.")]
+    SnapshotsPresent,
+    /// A conditional header was not met.
+    #[error("condition failed: {0:?}")]
+    Condition(ConditionFailure),
+    /// An append condition was not met.
+    #[error("append condition failed: {0:?}")]
+    AppendCondition(AppendConditionFailure),
+    /// A lease refused the request.
+    #[error(transparent)]
+    Lease(#[from] stowage_leases::Error),
+    /// A bad container or blob name.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// Bad metadata.
+    #[error(transparent)]
+    Metadata(#[from] MetadataError),
+    /// The body's MD5 differs from the `Content-MD5` the client sent.
+    #[error(
+        "The MD5 value specified in the request did not match the MD5 value calculated by the server."
+    )]
+    Md5Mismatch {
+        /// What the client sent.
+        expected: [u8; 16],
+        /// What the body hashed to.
+        computed: [u8; 16],
+    },
+    /// The requested range starts at or past the end of the blob.
+    #[error("The range specified is invalid for the current size of the resource.")]
+    InvalidRange {
+        /// The blob's size, for `Content-Range: bytes */size`.
+        size: u64,
+    },
+    /// The body is longer than the operation allows.
+    #[error("The request body is too large and exceeds the maximum permissible limit.")]
+    RequestBodyTooLarge {
+        /// The limit in bytes.
+        max: u64,
+    },
+    /// The body ended before `Content-Length` bytes, or went past it.
+    #[error("One of the request inputs is not valid.")]
+    BodyLengthMismatch {
+        /// What the request declared.
+        declared: u64,
+        /// What arrived (at least).
+        received: u64,
+    },
+    /// Reading the request body failed (the client went away).
+    #[error("reading the request body failed: {0}")]
+    Body(#[source] std::io::Error),
+    /// The operation is addressed to a snapshot but only applies to base blobs.
+    #[error("Invalid operation against a blob snapshot.")]
+    SnapshotOperation,
+    /// The metadata database failed.
+    #[error("metadata database: {0}")]
+    Db(#[from] rusqlite::Error),
+    /// The object store failed.
+    #[error("object store: {0}")]
+    ObjectStore(#[from] object_store::Error),
+    /// Local file system IO failed (opening the data directory).
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    /// A blocking task panicked or was cancelled.
+    #[error("background task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    /// Stored data that cannot be read back (a bug or a damaged database).
+    #[error("corrupt metadata: {0}")]
+    Corrupt(String),
+}
+
+impl From<ConditionFailure> for Error {
+    fn from(f: ConditionFailure) -> Self {
+        Error::Condition(f)
+    }
+}
+
+impl From<AppendConditionFailure> for Error {
+    fn from(f: AppendConditionFailure) -> Self {
+        Error::AppendCondition(f)
+    }
+}
+
+/// The engine's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

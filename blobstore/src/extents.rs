@@ -1,0 +1,218 @@
+//! Extents: immutable objects in the object store holding a blob's bytes.
+//!
+//! An extent is written once, under a fresh random name, and never modified;
+//! the metadata database decides which extents make up which blob version.
+//! This is the only module that knows object-store paths.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures::Stream;
+use futures::stream::{BoxStream, StreamExt, TryStreamExt};
+use md5::{Digest, Md5};
+use object_store::path::Path;
+use object_store::{
+    GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt, WriteMultipart,
+};
+
+use crate::{Error, Result};
+
+/// Bodies up to this size are collected and written with one `put`; larger
+/// ones stream through a multipart upload in parts of this size, so memory per
+/// upload stays bounded whatever the blob size.
+const PART_SIZE: usize = 8 * 1024 * 1024;
+/// Parts in flight at once for one upload.
+const PARTS_IN_FLIGHT: usize = 2;
+/// Read size when streaming an extent from a local file.
+const READ_CHUNK: usize = 256 * 1024;
+
+/// The result of streaming a request body into storage.
+#[derive(Debug)]
+pub(crate) struct WrittenExtent {
+    /// The new extent, or `None` for an empty body (no object is written).
+    pub id: Option<String>,
+    /// Bytes written.
+    pub len: u64,
+    /// MD5 of the bytes, computed while streaming.
+    pub md5: [u8; 16],
+}
+
+/// The extent store: a thin layer over an [`ObjectStore`].
+#[derive(Clone, Debug)]
+pub(crate) struct Extents {
+    store: Arc<dyn ObjectStore>,
+}
+
+impl Extents {
+    pub(crate) fn new(store: Arc<dyn ObjectStore>) -> Extents {
+        Extents { store }
+    }
+
+    /// `extents/ab/abcdef…`: two hex digits of fan-out keep directories small.
+    fn path(id: &str) -> Path {
+        Path::from(format!("extents/{}/{}", &id[..2], id))
+    }
+
+    /// Streams `body` into a new extent. The body must be exactly `declared`
+    /// bytes long; `declared` was already checked against the operation's
+    /// limit by the caller. On any failure nothing is left referenced (a
+    /// partly written object is aborted, or swept later).
+    pub(crate) async fn write<S>(&self, mut body: S, declared: u64) -> Result<WrittenExtent>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        let mut md5 = Md5::new();
+        let mut len: u64 = 0;
+        if declared == 0 {
+            while let Some(chunk) = body.next().await {
+                let chunk = chunk.map_err(Error::Body)?;
+                len += chunk.len() as u64;
+                if len > 0 {
+                    return Err(Error::BodyLengthMismatch {
+                        declared,
+                        received: len,
+                    });
+                }
+            }
+            return Ok(WrittenExtent {
+                id: None,
+                len: 0,
+                md5: md5.finalize().into(),
+            });
+        }
+
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let path = Self::path(&id);
+        if declared <= PART_SIZE as u64 {
+            let mut buf = BytesMut::with_capacity(declared as usize);
+            while let Some(chunk) = body.next().await {
+                let chunk = chunk.map_err(Error::Body)?;
+                len += chunk.len() as u64;
+                if len > declared {
+                    return Err(Error::BodyLengthMismatch {
+                        declared,
+                        received: len,
+                    });
+                }
+                md5.update(&chunk);
+                buf.extend_from_slice(&chunk);
+            }
+            if len != declared {
+                return Err(Error::BodyLengthMismatch {
+                    declared,
+                    received: len,
+                });
+            }
+            self.store.put(&path, buf.freeze().into()).await?;
+        } else {
+            let upload = self.store.put_multipart(&path).await?;
+            let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
+            let outcome: Result<()> = async {
+                while let Some(chunk) = body.next().await {
+                    let chunk = chunk.map_err(Error::Body)?;
+                    len += chunk.len() as u64;
+                    if len > declared {
+                        return Err(Error::BodyLengthMismatch {
+                            declared,
+                            received: len,
+                        });
+                    }
+                    md5.update(&chunk);
+                    writer.wait_for_capacity(PARTS_IN_FLIGHT).await?;
+                    writer.write(&chunk);
+                }
+                if len != declared {
+                    return Err(Error::BodyLengthMismatch {
+                        declared,
+                        received: len,
+                    });
+                }
+                Ok(())
+            }
+            .await;
+            match outcome {
+                Ok(()) => {
+                    writer.finish().await?;
+                }
+                Err(e) => {
+                    // Best effort: a staging file that survives is swept at start-up.
+                    let _ = writer.abort().await;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(WrittenExtent {
+            id: Some(id),
+            len,
+            md5: md5.finalize().into(),
+        })
+    }
+
+    /// Streams `range` (relative to the extent) of extent `id`.
+    pub(crate) async fn read(
+        &self,
+        id: &str,
+        range: Range<u64>,
+    ) -> Result<BoxStream<'static, Result<Bytes>>> {
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            ..GetOptions::default()
+        };
+        let result = self.store.get_opts(&Self::path(id), options).await?;
+        Ok(match result.payload {
+            // object_store reads local files 8 KiB per blocking task; larger
+            // reads make downloads several times faster.
+            GetResultPayload::File(file, _) => file_stream(file, range),
+            GetResultPayload::Stream(s) => s.map_err(Error::from).boxed(),
+        })
+    }
+
+    /// Deletes extent `id`; a missing object is not an error (a crash may
+    /// have deleted it already).
+    pub(crate) async fn delete(&self, id: &str) -> Result<()> {
+        match self.store.delete(&Self::path(id)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Every extent id in the store (for the start-up sweep).
+    pub(crate) async fn list(&self) -> Result<Vec<String>> {
+        let prefix = Path::from("extents");
+        let mut ids = Vec::new();
+        let mut listing = self.store.list(Some(&prefix));
+        while let Some(meta) = listing.next().await {
+            let meta = meta?;
+            if let Some(name) = meta.location.filename() {
+                ids.push(name.to_owned());
+            }
+        }
+        Ok(ids)
+    }
+}
+
+/// Reads `range` of a local file in large chunks on the blocking pool.
+fn file_stream(file: std::fs::File, range: Range<u64>) -> BoxStream<'static, Result<Bytes>> {
+    let state = (Some(file), range.start, range.end);
+    futures::stream::try_unfold(state, |(file, pos, end)| async move {
+        let Some(mut file) = file else {
+            return Ok(None);
+        };
+        if pos >= end {
+            return Ok(None);
+        }
+        let want = (end - pos).min(READ_CHUNK as u64) as usize;
+        let (file, chunk) = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
+            let mut buf = vec![0u8; want];
+            file.seek(SeekFrom::Start(pos))?;
+            file.read_exact(&mut buf)?;
+            Ok((file, buf))
+        })
+        .await??;
+        let next = pos + chunk.len() as u64;
+        Ok(Some((Bytes::from(chunk), (Some(file), next, end))))
+    })
+    .boxed()
+}

@@ -1,0 +1,66 @@
+//! The storage engine of Stowage: containers and blobs with their metadata in
+//! SQLite and their bytes as immutable extents in an [`object_store`].
+//!
+//! This crate knows nothing about HTTP: no headers, no status codes, no XML.
+//! The server turns requests into the typed inputs of [`Store`]'s methods and
+//! renders their outputs. All SQL lives in `meta/`, all object-store paths in
+//! `extents`.
+//!
+//! Write order (the crash-safety argument, see DESIGN.md): a body is streamed
+//! into a new extent first; then one metadata transaction checks conditions
+//! and the lease against the current row and swaps the new version in; then
+//! the caller replies. A crash before the transaction leaves an unreferenced
+//! extent that the start-up sweep removes.
+//!
+//! ```no_run
+//! # async fn demo() -> stowage_blobstore::Result<()> {
+//! use std::sync::Arc;
+//! use stowage_blobstore::{Store, StoreConfig, SystemClock};
+//! let store = Store::open(StoreConfig::in_memory(), Arc::new(SystemClock)).await?;
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+
+pub mod conditions;
+mod error;
+mod etag;
+mod extents;
+mod gc;
+mod listing;
+mod meta;
+mod metadata;
+mod model;
+mod names;
+mod pins;
+mod ranges;
+mod store;
+mod timestamps;
+
+pub use conditions::{AppendConditions, ConditionFailure, ConditionKind, Conditions, EtagMatch};
+pub use error::{Error, Result};
+pub use etag::Etag;
+pub use listing::{
+    BlobListItem, ListBlobsInput, ListBlobsOutput, ListContainersInput, ListContainersOutput,
+    ListingMarker,
+};
+pub use metadata::{Metadata, MetadataError};
+pub use model::{
+    BlobProperties, BlobType, ContainerProperties, ContentProperties, PublicAccess, Versioned,
+};
+pub use names::{BlobName, ContainerName, NameError};
+pub use ranges::ByteRange;
+pub use store::{
+    BlobBody, CreateContainerInput, DeleteBlobInput, DeleteContainerInput, DeleteSnapshots,
+    GetBlobInput, GetBlobOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, PutBlobInput,
+    PutBlobOutput, SetBlobMetadataInput, SetBlobPropertiesInput, SetContainerMetadataInput, Store,
+    StoreConfig,
+};
+pub use timestamps::{from_nanos, to_nanos};
+
+/// The lease crate's error type, re-exported so the server needs no direct dependency.
+pub use stowage_leases::Error as LeaseError;
+pub use stowage_leases::{
+    Access as LeaseAccess, ActionOutcome as LeaseActionOutcome, BreakPeriod, Clock, LeaseAction,
+    LeaseDuration, LeaseDurationKind, LeaseId, LeaseProperties, LeaseState, LeaseStatus,
+    ManualClock, Resource as LeaseResource, SystemClock,
+};

@@ -1,0 +1,376 @@
+//! List Containers and List Blobs: paging, prefixes, delimiters and markers
+//! (spec/50-listing.md). The grouping and marker logic is pure; the rows
+//! come from `meta`.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rusqlite::Connection;
+use std::time::SystemTime;
+
+use crate::meta::{self, BlobCursor, BlobListQuery, BlobRow};
+use crate::{BlobProperties, ContainerName, ContainerProperties, Result};
+
+/// The most items in one page (spec/50-listing.md §1).
+pub const MAX_RESULTS: usize = 5000;
+
+/// A continuation token: the position after the last item of a page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListingMarker {
+    /// After the item with this key (a container name, or a blob name and
+    /// snapshot id, empty for the base blob).
+    After {
+        /// Container or blob name.
+        name: String,
+        /// Snapshot id, empty for a base blob or a container.
+        snapshot: String,
+    },
+    /// After every name that starts with this group prefix (`<BlobPrefix>`).
+    AfterGroup(String),
+}
+
+const MARKER_VERSION: u8 = 1;
+
+impl ListingMarker {
+    /// The opaque token: base64url of a versioned structure, never a plain
+    /// name, since names may contain any character.
+    pub fn encode(&self) -> String {
+        let mut bytes = vec![MARKER_VERSION];
+        match self {
+            ListingMarker::After { name, snapshot } => {
+                bytes.push(0);
+                bytes.extend_from_slice(name.as_bytes());
+                bytes.push(0);
+                bytes.extend_from_slice(snapshot.as_bytes());
+            }
+            ListingMarker::AfterGroup(group) => {
+                bytes.push(1);
+                bytes.extend_from_slice(group.as_bytes());
+            }
+        }
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// Decodes a token made by [`ListingMarker::encode`]; `None` for anything else.
+    pub fn decode(token: &str) -> Option<ListingMarker> {
+        let bytes = URL_SAFE_NO_PAD.decode(token).ok()?;
+        let (&version, rest) = bytes.split_first()?;
+        if version != MARKER_VERSION {
+            return None;
+        }
+        let (&kind, rest) = rest.split_first()?;
+        match kind {
+            0 => {
+                let sep = rest.iter().position(|&b| b == 0)?;
+                Some(ListingMarker::After {
+                    name: String::from_utf8(rest[..sep].to_vec()).ok()?,
+                    snapshot: String::from_utf8(rest[sep + 1..].to_vec()).ok()?,
+                })
+            }
+            1 => Some(ListingMarker::AfterGroup(
+                String::from_utf8(rest.to_vec()).ok()?,
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The smallest string greater than every string that starts with `prefix`,
+/// or `None` when there is none (empty prefix, or only U+10FFFF). UTF-8 byte
+/// order equals code point order, so bumping the last character is enough.
+pub(crate) fn successor(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = match last as u32 {
+            0xD7FF => Some('\u{E000}'),
+            u => char::from_u32(u + 1),
+        };
+        if let Some(c) = next {
+            chars.push(c);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+/// The `<BlobPrefix>` group of `name`, if `delimiter` occurs after `prefix`
+/// (spec/50-listing.md §3.6).
+pub(crate) fn group_of<'a>(name: &'a str, prefix: &str, delimiter: &str) -> Option<&'a str> {
+    let rest = name.get(prefix.len()..)?;
+    let i = rest.find(delimiter)?;
+    Some(&name[..prefix.len() + i + delimiter.len()])
+}
+
+/// Input of List Containers.
+#[derive(Clone, Debug, Default)]
+pub struct ListContainersInput {
+    /// The account.
+    pub account: String,
+    /// Only names starting with this.
+    pub prefix: String,
+    /// Where the previous page ended.
+    pub marker: Option<ListingMarker>,
+    /// Page size, 1..=5000.
+    pub max_results: usize,
+}
+
+/// One page of containers.
+#[derive(Clone, Debug)]
+pub struct ListContainersOutput {
+    /// The containers of this page.
+    pub containers: Vec<ContainerProperties>,
+    /// Token for the next page, when more remain.
+    pub next_marker: Option<ListingMarker>,
+}
+
+/// Input of List Blobs.
+#[derive(Clone, Debug)]
+pub struct ListBlobsInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// Only names starting with this.
+    pub prefix: String,
+    /// Group names at the first occurrence of this after the prefix.
+    pub delimiter: Option<String>,
+    /// Where the previous page ended.
+    pub marker: Option<ListingMarker>,
+    /// Page size, 1..=5000.
+    pub max_results: usize,
+    /// List snapshots too.
+    pub include_snapshots: bool,
+    /// List block blobs that have only uncommitted blocks.
+    pub include_uncommitted: bool,
+}
+
+/// One entry of a List Blobs page.
+#[derive(Clone, Debug)]
+pub enum BlobListItem {
+    /// A blob or snapshot, with `committed` false for an uncommitted-only blob.
+    Blob {
+        /// Its properties.
+        properties: Box<BlobProperties>,
+        /// False for a block blob with only uncommitted blocks.
+        committed: bool,
+    },
+    /// A `<BlobPrefix>` group.
+    Prefix(String),
+}
+
+/// One page of blobs.
+#[derive(Clone, Debug)]
+pub struct ListBlobsOutput {
+    /// Entries in listing order.
+    pub items: Vec<BlobListItem>,
+    /// Token for the next page, when more remain.
+    pub next_marker: Option<ListingMarker>,
+}
+
+pub(crate) fn list_containers(
+    conn: &Connection,
+    input: &ListContainersInput,
+    now: SystemTime,
+) -> Result<ListContainersOutput> {
+    let after = match &input.marker {
+        Some(ListingMarker::After { name, .. }) => Some(name.as_str()),
+        _ => None,
+    };
+    let max = input.max_results.clamp(1, MAX_RESULTS);
+    let mut rows = meta::list_containers(conn, &input.account, &input.prefix, after, max + 1)?;
+    let more = rows.len() > max;
+    rows.truncate(max);
+    let next_marker = more.then(|| ListingMarker::After {
+        name: rows.last().map(|r| r.name.clone()).unwrap_or_default(),
+        snapshot: String::new(),
+    });
+    let containers = rows
+        .into_iter()
+        .map(|r| crate::store::container_properties(r, now))
+        .collect();
+    Ok(ListContainersOutput {
+        containers,
+        next_marker,
+    })
+}
+
+pub(crate) fn list_blobs(
+    conn: &Connection,
+    container_id: i64,
+    input: &ListBlobsInput,
+    now: SystemTime,
+) -> Result<ListBlobsOutput> {
+    let max = input.max_results.clamp(1, MAX_RESULTS);
+    let prefix = input.prefix.as_str();
+    let prefix_end = successor(prefix);
+    let delimiter = input.delimiter.as_deref().filter(|d| !d.is_empty());
+    let mut cursor = match &input.marker {
+        None => Some(BlobCursor::From(prefix.to_owned())),
+        Some(ListingMarker::After { name, snapshot }) => Some(BlobCursor::After {
+            name: name.clone(),
+            is_base: snapshot.is_empty(),
+            snapshot: snapshot.clone(),
+        }),
+        Some(ListingMarker::AfterGroup(g)) => successor(g).map(BlobCursor::From),
+    };
+    let mut items = Vec::new();
+    let mut last: Option<ListingMarker> = None;
+    let mut more = false;
+    'pages: while let Some(at) = cursor.clone() {
+        let want = max - items.len();
+        let query = BlobListQuery {
+            container_id,
+            prefix,
+            prefix_end: prefix_end.as_deref(),
+            cursor: &at,
+            include_snapshots: input.include_snapshots,
+            include_uncommitted: input.include_uncommitted,
+            // One more than needed tells whether another page follows.
+            limit: want + 1,
+        };
+        let rows = meta::list_blob_rows(conn, &query)?;
+        if rows.is_empty() {
+            break;
+        }
+        let fetched = rows.len();
+        for row in rows {
+            if items.len() == max {
+                more = true;
+                break 'pages;
+            }
+            if let Some(group) = delimiter.and_then(|d| group_of(&row.name, prefix, d)) {
+                let group = group.to_owned();
+                // Skip the whole group with one seek, so a group of a million
+                // names costs one query, not a million rows.
+                cursor = successor(&group).map(BlobCursor::From);
+                items.push(BlobListItem::Prefix(group.clone()));
+                last = Some(ListingMarker::AfterGroup(group));
+                continue 'pages;
+            }
+            cursor = Some(after_row(&row));
+            last = Some(ListingMarker::After {
+                name: row.name.clone(),
+                snapshot: row.snapshot.clone().unwrap_or_default(),
+            });
+            let committed = row.committed;
+            items.push(BlobListItem::Blob {
+                properties: Box::new(crate::store::blob_properties(row, now)),
+                committed,
+            });
+        }
+        if fetched < want + 1 {
+            break;
+        }
+    }
+    if items.len() == max && !more {
+        // The page is full exactly: look one item further.
+        if let Some(at) = &cursor {
+            let query = BlobListQuery {
+                container_id,
+                prefix,
+                prefix_end: prefix_end.as_deref(),
+                cursor: at,
+                include_snapshots: input.include_snapshots,
+                include_uncommitted: input.include_uncommitted,
+                limit: 1,
+            };
+            more = !meta::list_blob_rows(conn, &query)?.is_empty();
+        }
+    }
+    Ok(ListBlobsOutput {
+        items,
+        next_marker: if more { last } else { None },
+    })
+}
+
+fn after_row(row: &BlobRow) -> BlobCursor {
+    BlobCursor::After {
+        name: row.name.clone(),
+        is_base: row.snapshot.is_none(),
+        snapshot: row.snapshot.clone().unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn successor_table() {
+        let cases = [
+            ("", None),
+            ("a", Some("b".to_owned())),
+            ("logs/", Some("logs0".to_owned())),
+            ("a\u{10FFFF}", Some("b".to_owned())),
+            ("\u{10FFFF}", None),
+            ("x\u{D7FF}", Some("x\u{E000}".to_owned())),
+            ("é", Some("ê".to_owned())),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(successor(input), expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn successor_bounds_every_extension_in_byte_order() {
+        for prefix in ["a", "logs/", "z\u{7f}", "é", "日本"] {
+            let s = successor(prefix).unwrap();
+            for suffix in ["", "\u{10FFFF}", "zzz", "\u{0}", "é/x"] {
+                let name = format!("{prefix}{suffix}");
+                assert!(name.as_bytes() < s.as_bytes(), "{name:?} < {s:?}");
+            }
+            assert!(prefix.as_bytes() < s.as_bytes());
+        }
+    }
+
+    #[test]
+    fn group_of_follows_the_spec_examples() {
+        let cases = [
+            ("README.md", "", "/", None),
+            ("logs/2024/09/01/a.log", "", "/", Some("logs/")),
+            (
+                "logs/2024/09/01/a.log",
+                "logs/2024/09/",
+                "/",
+                Some("logs/2024/09/01/"),
+            ),
+            (
+                "logs/2024/09/01/a.log",
+                "logs/2024",
+                "/09/",
+                Some("logs/2024/09/"),
+            ),
+            ("logs/", "logs/", "/", None),
+            ("logs/", "", "/", Some("logs/")),
+            ("a", "abc", "/", None),
+        ];
+        for (name, prefix, delimiter, expected) in cases {
+            assert_eq!(
+                group_of(name, prefix, delimiter),
+                expected,
+                "{name} {prefix} {delimiter}"
+            );
+        }
+    }
+
+    #[test]
+    fn markers_round_trip_and_reject_foreign_tokens() {
+        let markers = [
+            ListingMarker::After {
+                name: "dir/hello world.txt".into(),
+                snapshot: String::new(),
+            },
+            ListingMarker::After {
+                name: "a".into(),
+                snapshot: "2024-09-03T10:15:07.1234567Z".into(),
+            },
+            ListingMarker::AfterGroup("logs/".into()),
+            ListingMarker::AfterGroup("名前/".into()),
+        ];
+        for m in markers {
+            assert_eq!(ListingMarker::decode(&m.encode()), Some(m));
+        }
+        for bad in ["", "not base64!", "AA", "AgA", "README.md"] {
+            assert_eq!(ListingMarker::decode(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! SQL for blob versions and their extents.
+
+use rusqlite::{Connection, Row, params};
+use stowage_leases::LeaseRecord;
+
+use super::lease_columns;
+use crate::timestamps::{from_nanos, to_nanos};
+use crate::{BlobType, ContentProperties, Error, Etag, Metadata, Result, Versioned};
+
+/// One extent of a blob version's content, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ExtentRef {
+    pub extent: String,
+    pub len: u64,
+}
+
+/// A blob version as stored.
+#[derive(Clone, Debug)]
+pub(crate) struct BlobRow {
+    pub id: i64,
+    pub name: String,
+    /// `None` for the base blob.
+    pub snapshot: Option<String>,
+    /// False for a block blob that has only uncommitted blocks.
+    pub committed: bool,
+    pub blob_type: BlobType,
+    pub size: u64,
+    pub version: Versioned,
+    pub creation_time: std::time::SystemTime,
+    pub content: ContentProperties,
+    pub metadata: Metadata,
+    pub committed_block_count: Option<u64>,
+    pub access_tier: Option<String>,
+    pub lease: LeaseRecord,
+}
+
+/// Everything a new blob version is written with (content is in `extents`).
+#[derive(Clone, Debug)]
+pub(crate) struct NewBlob {
+    pub name: String,
+    pub snapshot: Option<String>,
+    pub committed: bool,
+    pub blob_type: BlobType,
+    pub size: u64,
+    pub version: Versioned,
+    pub creation_time: std::time::SystemTime,
+    pub content: ContentProperties,
+    pub metadata: Metadata,
+    pub committed_block_count: Option<u64>,
+    pub access_tier: Option<String>,
+    pub lease: LeaseRecord,
+    pub extents: Vec<ExtentRef>,
+}
+
+pub(crate) const BLOB_COLUMNS: &str = "id, name, snapshot, committed, blob_type, size, etag,
+    last_modified, creation_time, content_type, content_encoding, content_language, content_md5,
+    cache_control, content_disposition, metadata, committed_block_count, access_tier,
+    lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken";
+
+pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
+    let snapshot: String = row.get(2)?;
+    let blob_type: String = row.get(4)?;
+    let md5: Option<Vec<u8>> = row.get(12)?;
+    Ok(BlobRow {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        snapshot: (!snapshot.is_empty()).then_some(snapshot),
+        committed: row.get(3)?,
+        blob_type: BlobType::parse(&blob_type)
+            .ok_or_else(|| Error::Corrupt(format!("blob type {blob_type:?}")))?,
+        size: row.get::<_, i64>(5)? as u64,
+        version: Versioned {
+            etag: Etag::from_stored(row.get(6)?),
+            last_modified: from_nanos(row.get(7)?),
+        },
+        creation_time: from_nanos(row.get(8)?),
+        content: ContentProperties {
+            content_type: row.get(9)?,
+            content_encoding: row.get(10)?,
+            content_language: row.get(11)?,
+            content_md5: md5.and_then(|v| <[u8; 16]>::try_from(v).ok()),
+            cache_control: row.get(13)?,
+            content_disposition: row.get(14)?,
+        },
+        metadata: Metadata::decode(&row.get::<_, String>(15)?),
+        committed_block_count: row.get::<_, Option<i64>>(16)?.map(|n| n as u64),
+        access_tier: row.get(17)?,
+        lease: lease_columns::read(row, 18)?,
+    })
+}
+
+/// The base blob (`snapshot` = `None`) or one snapshot of `name`.
+pub(crate) fn get_blob(
+    conn: &Connection,
+    container_id: i64,
+    name: &str,
+    snapshot: Option<&str>,
+) -> Result<Option<BlobRow>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {BLOB_COLUMNS} FROM blobs
+         WHERE container_id = ?1 AND name = ?2 AND is_base = ?3 AND snapshot = ?4"
+    ))?;
+    let mut rows = stmt.query(params![
+        container_id,
+        name,
+        snapshot.is_none(),
+        snapshot.unwrap_or("")
+    ])?;
+    match rows.next()? {
+        Some(row) => Ok(Some(read_blob_row(row)?)),
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn blob_extents(conn: &Connection, blob_id: i64) -> Result<Vec<ExtentRef>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT extent, len FROM blob_extents WHERE blob_id = ?1 ORDER BY seq")?;
+    let rows = stmt.query_map(params![blob_id], |r| {
+        Ok(ExtentRef {
+            extent: r.get(0)?,
+            len: r.get::<_, i64>(1)? as u64,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn insert_extents(conn: &Connection, blob_id: i64, extents: &[ExtentRef]) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO blob_extents (blob_id, seq, extent, len) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (seq, e) in extents.iter().enumerate() {
+        stmt.execute(params![blob_id, seq as i64, e.extent, e.len as i64])?;
+    }
+    Ok(())
+}
+
+/// Removes the extent list of `blob_id` and returns it.
+fn take_extents(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
+    let old = blob_extents(conn, blob_id)?;
+    conn.prepare_cached("DELETE FROM blob_extents WHERE blob_id = ?1")?
+        .execute(params![blob_id])?;
+    Ok(old.into_iter().map(|e| e.extent).collect())
+}
+
+/// Inserts a new blob version and its extents.
+pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> Result<i64> {
+    let lease = lease_columns::values(&b.lease);
+    conn.prepare_cached(&format!(
+        "INSERT INTO blobs (container_id, is_base, {}) VALUES
+         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+          ?20, ?21, ?22, ?23, ?24)",
+        &BLOB_COLUMNS["id, ".len()..]
+    ))?
+    .execute(params![
+        container_id,
+        b.snapshot.is_none(),
+        b.name,
+        b.snapshot.as_deref().unwrap_or(""),
+        b.committed,
+        b.blob_type.as_str(),
+        b.size as i64,
+        b.version.etag.as_str(),
+        to_nanos(b.version.last_modified),
+        to_nanos(b.creation_time),
+        b.content.content_type,
+        b.content.content_encoding,
+        b.content.content_language,
+        b.content.content_md5.map(|m| m.to_vec()),
+        b.content.cache_control,
+        b.content.content_disposition,
+        b.metadata.encode(),
+        b.committed_block_count.map(|n| n as i64),
+        b.access_tier,
+        lease.0,
+        lease.1,
+        lease.2,
+        lease.3,
+        lease.4,
+    ])?;
+    let id = conn.last_insert_rowid();
+    insert_extents(conn, id, &b.extents)?;
+    Ok(id)
+}
+
+/// Replaces the base blob row `id` by `b` (creation time is kept) and returns
+/// the extents the old version referenced.
+pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Vec<String>> {
+    let old = take_extents(conn, id)?;
+    let lease = lease_columns::values(&b.lease);
+    conn.prepare_cached(&format!(
+        "UPDATE blobs SET committed = ?2, blob_type = ?3, size = ?4, etag = ?5,
+            last_modified = ?6, content_type = ?7, content_encoding = ?8, content_language = ?9,
+            content_md5 = ?10, cache_control = ?11, content_disposition = ?12, metadata = ?13,
+            committed_block_count = ?14, access_tier = ?15,
+            ({}) = (?16, ?17, ?18, ?19, ?20)
+         WHERE id = ?1",
+        lease_columns::COLUMNS
+    ))?
+    .execute(params![
+        id,
+        b.committed,
+        b.blob_type.as_str(),
+        b.size as i64,
+        b.version.etag.as_str(),
+        to_nanos(b.version.last_modified),
+        b.content.content_type,
+        b.content.content_encoding,
+        b.content.content_language,
+        b.content.content_md5.map(|m| m.to_vec()),
+        b.content.cache_control,
+        b.content.content_disposition,
+        b.metadata.encode(),
+        b.committed_block_count.map(|n| n as i64),
+        b.access_tier,
+        lease.0,
+        lease.1,
+        lease.2,
+        lease.3,
+        lease.4,
+    ])?;
+    insert_extents(conn, id, &b.extents)?;
+    Ok(old)
+}
+
+/// Writes the properties, metadata and lease of row `id` (content unchanged).
+pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result<()> {
+    let lease = lease_columns::values(&row.lease);
+    conn.prepare_cached(&format!(
+        "UPDATE blobs SET etag = ?2, last_modified = ?3, content_type = ?4,
+            content_encoding = ?5, content_language = ?6, content_md5 = ?7, cache_control = ?8,
+            content_disposition = ?9, metadata = ?10,
+            ({}) = (?11, ?12, ?13, ?14, ?15)
+         WHERE id = ?1",
+        lease_columns::COLUMNS
+    ))?
+    .execute(params![
+        row.id,
+        row.version.etag.as_str(),
+        to_nanos(row.version.last_modified),
+        row.content.content_type,
+        row.content.content_encoding,
+        row.content.content_language,
+        row.content.content_md5.map(|m| m.to_vec()),
+        row.content.cache_control,
+        row.content.content_disposition,
+        row.metadata.encode(),
+        lease.0,
+        lease.1,
+        lease.2,
+        lease.3,
+        lease.4,
+    ])?;
+    Ok(())
+}
+
+/// Deletes one blob version; returns the extents it referenced.
+pub(crate) fn delete_blob_row(conn: &Connection, id: i64) -> Result<Vec<String>> {
+    let old = take_extents(conn, id)?;
+    conn.prepare_cached("DELETE FROM blobs WHERE id = ?1")?
+        .execute(params![id])?;
+    Ok(old)
+}
+
+/// Deletes every snapshot of `name`; returns the extents they referenced.
+pub(crate) fn delete_snapshots(
+    conn: &Connection,
+    container_id: i64,
+    name: &str,
+) -> Result<Vec<String>> {
+    let ids: Vec<i64> = conn
+        .prepare_cached(
+            "SELECT id FROM blobs WHERE container_id = ?1 AND name = ?2 AND is_base = 0",
+        )?
+        .query_map(params![container_id, name], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut extents = Vec::new();
+    for id in ids {
+        extents.extend(delete_blob_row(conn, id)?);
+    }
+    Ok(extents)
+}
+
+/// Number of snapshots of `name`.
+pub(crate) fn count_snapshots(conn: &Connection, container_id: i64, name: &str) -> Result<u64> {
+    let n: i64 = conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM blobs WHERE container_id = ?1 AND name = ?2 AND is_base = 0",
+        )?
+        .query_row(params![container_id, name], |r| r.get(0))?;
+    Ok(n as u64)
+}
+
+/// The highest ETag stored anywhere (to seed the ETag generator).
+pub(crate) fn highest_etag(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn.query_row(
+        "SELECT MAX(e) FROM (SELECT MAX(etag) AS e FROM blobs
+                             UNION ALL SELECT MAX(etag) FROM containers)",
+        [],
+        |r| r.get(0),
+    )?)
+}

@@ -1,0 +1,182 @@
+//! SQL for containers.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use stowage_leases::LeaseRecord;
+
+use super::lease_columns;
+use crate::timestamps::{from_nanos, to_nanos};
+use crate::{Error, Etag, Metadata, PublicAccess, Result, Versioned};
+
+/// A container as stored.
+#[derive(Clone, Debug)]
+pub(crate) struct ContainerRow {
+    pub id: i64,
+    pub name: String,
+    pub version: Versioned,
+    pub metadata: Metadata,
+    pub public_access: Option<PublicAccess>,
+    pub default_encryption_scope: String,
+    pub deny_encryption_scope_override: bool,
+    pub lease: LeaseRecord,
+}
+
+/// What Create Container stores.
+#[derive(Clone, Debug)]
+pub(crate) struct NewContainer {
+    pub account: String,
+    pub name: String,
+    pub version: Versioned,
+    pub metadata: Metadata,
+    pub public_access: Option<PublicAccess>,
+    pub default_encryption_scope: String,
+    pub deny_encryption_scope_override: bool,
+}
+
+const SELECT: &str = "SELECT id, name, etag, last_modified, metadata, public_access,
+    default_encryption_scope, deny_encryption_scope_override,
+    lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken
+    FROM containers";
+
+fn read_row(row: &Row<'_>) -> Result<ContainerRow> {
+    let public: Option<String> = row.get(5)?;
+    Ok(ContainerRow {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        version: Versioned {
+            etag: Etag::from_stored(row.get(2)?),
+            last_modified: from_nanos(row.get(3)?),
+        },
+        metadata: Metadata::decode(&row.get::<_, String>(4)?),
+        public_access: public.as_deref().and_then(PublicAccess::parse),
+        default_encryption_scope: row.get(6)?,
+        deny_encryption_scope_override: row.get(7)?,
+        lease: lease_columns::read(row, 8)?,
+    })
+}
+
+pub(crate) fn get_container(
+    conn: &Connection,
+    account: &str,
+    name: &str,
+) -> Result<Option<ContainerRow>> {
+    let mut stmt = conn.prepare_cached(&format!("{SELECT} WHERE account = ?1 AND name = ?2"))?;
+    let mut rows = stmt.query(params![account, name])?;
+    match rows.next()? {
+        Some(row) => Ok(Some(read_row(row)?)),
+        None => Ok(None),
+    }
+}
+
+/// Like [`get_container`], failing with `ContainerNotFound`.
+pub(crate) fn require_container(
+    conn: &Connection,
+    account: &str,
+    name: &str,
+) -> Result<ContainerRow> {
+    get_container(conn, account, name)?.ok_or(Error::ContainerNotFound)
+}
+
+pub(crate) fn container_id(conn: &Connection, account: &str, name: &str) -> Result<i64> {
+    conn.prepare_cached("SELECT id FROM containers WHERE account = ?1 AND name = ?2")?
+        .query_row(params![account, name], |r| r.get(0))
+        .optional()?
+        .ok_or(Error::ContainerNotFound)
+}
+
+pub(crate) fn insert_container(conn: &Connection, c: &NewContainer) -> Result<()> {
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO containers (account, name, etag, last_modified, metadata, public_access,
+            default_encryption_scope, deny_encryption_scope_override)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
+        )?
+        .execute(params![
+            c.account,
+            c.name,
+            c.version.etag.as_str(),
+            to_nanos(c.version.last_modified),
+            c.metadata.encode(),
+            c.public_access.map(PublicAccess::as_str),
+            c.default_encryption_scope,
+            c.deny_encryption_scope_override,
+        ])?;
+    if inserted == 0 {
+        return Err(Error::ContainerAlreadyExists);
+    }
+    Ok(())
+}
+
+pub(crate) fn update_container_metadata(
+    conn: &Connection,
+    id: i64,
+    version: &Versioned,
+    metadata: &Metadata,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE containers SET etag = ?2, last_modified = ?3, metadata = ?4 WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        version.etag.as_str(),
+        to_nanos(version.last_modified),
+        metadata.encode()
+    ])?;
+    Ok(())
+}
+
+pub(crate) fn update_container_lease(
+    conn: &Connection,
+    id: i64,
+    lease: &LeaseRecord,
+) -> Result<()> {
+    let v = lease_columns::values(lease);
+    conn.prepare_cached(&format!(
+        "UPDATE containers SET ({}) = (?2, ?3, ?4, ?5, ?6) WHERE id = ?1",
+        lease_columns::COLUMNS
+    ))?
+    .execute(params![id, v.0, v.1, v.2, v.3, v.4])?;
+    Ok(())
+}
+
+/// Deletes the container and everything in it; returns the extents its blobs
+/// referenced, for the caller to turn into garbage where nothing else uses them.
+pub(crate) fn delete_container(conn: &Connection, id: i64) -> Result<Vec<String>> {
+    let extents = {
+        let mut stmt = conn.prepare_cached(
+            "SELECT DISTINCT e.extent FROM blob_extents e JOIN blobs b ON b.id = e.blob_id
+             WHERE b.container_id = ?1",
+        )?;
+        stmt.query_map(params![id], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?
+    };
+    conn.prepare_cached("DELETE FROM containers WHERE id = ?1")?
+        .execute(params![id])?;
+    Ok(extents)
+}
+
+/// One page of containers after `after` (exclusive) whose names start with
+/// `prefix`, at most `limit` rows, in name order.
+pub(crate) fn list_containers(
+    conn: &Connection,
+    account: &str,
+    prefix: &str,
+    after: Option<&str>,
+    limit: usize,
+) -> Result<Vec<ContainerRow>> {
+    let lower = match after {
+        Some(a) if a >= prefix => a.to_owned(),
+        _ => String::new(),
+    };
+    let upper = crate::listing::successor(prefix);
+    let mut stmt = conn.prepare_cached(&format!(
+        "{SELECT} WHERE account = ?1 AND name >= ?2 AND name > ?3
+            AND (?4 IS NULL OR name < ?4)
+         ORDER BY name LIMIT ?5"
+    ))?;
+    let mut rows = stmt.query(params![account, prefix, lower, upper, limit as i64])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(read_row(row)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,95 @@
+//! The schema, created on first open.
+
+use rusqlite::Connection;
+
+use crate::Result;
+
+/// Bumped with every change to the statements below; a database written by a
+/// newer Stowage is refused rather than misread.
+const SCHEMA_VERSION: i64 = 1;
+
+pub(crate) fn migrate(conn: &Connection) -> Result<()> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version == SCHEMA_VERSION {
+        return Ok(());
+    }
+    if version > SCHEMA_VERSION {
+        return Err(crate::Error::Corrupt(format!(
+            "database schema version {version} is newer than this server ({SCHEMA_VERSION})"
+        )));
+    }
+    conn.execute_batch(
+        "
+        BEGIN;
+        CREATE TABLE containers (
+            id INTEGER PRIMARY KEY,
+            account TEXT NOT NULL,
+            name TEXT NOT NULL,
+            etag TEXT NOT NULL,
+            last_modified INTEGER NOT NULL,
+            metadata TEXT NOT NULL,
+            public_access TEXT,
+            default_encryption_scope TEXT NOT NULL,
+            deny_encryption_scope_override INTEGER NOT NULL,
+            lease_id TEXT,
+            lease_duration INTEGER,
+            lease_expires_at INTEGER,
+            lease_break_at INTEGER,
+            lease_broken INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (account, name)
+        );
+        -- One row per blob version: the base blob (is_base = 1, snapshot '')
+        -- and its snapshots. Listing order is (name, is_base, snapshot):
+        -- snapshots oldest first, then the base blob.
+        CREATE TABLE blobs (
+            id INTEGER PRIMARY KEY,
+            container_id INTEGER NOT NULL REFERENCES containers(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            is_base INTEGER NOT NULL,
+            snapshot TEXT NOT NULL,
+            committed INTEGER NOT NULL,
+            blob_type TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            etag TEXT NOT NULL,
+            last_modified INTEGER NOT NULL,
+            creation_time INTEGER NOT NULL,
+            content_type TEXT,
+            content_encoding TEXT,
+            content_language TEXT,
+            content_md5 BLOB,
+            cache_control TEXT,
+            content_disposition TEXT,
+            metadata TEXT NOT NULL,
+            committed_block_count INTEGER,
+            access_tier TEXT,
+            lease_id TEXT,
+            lease_duration INTEGER,
+            lease_expires_at INTEGER,
+            lease_break_at INTEGER,
+            lease_broken INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (container_id, name, is_base, snapshot)
+        );
+        -- The content of a blob version: extents in order.
+        CREATE TABLE blob_extents (
+            blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            extent TEXT NOT NULL,
+            len INTEGER NOT NULL,
+            PRIMARY KEY (blob_id, seq)
+        );
+        CREATE INDEX blob_extents_by_extent ON blob_extents(extent);
+        -- Extents no longer referenced, deleted after a grace period.
+        CREATE TABLE garbage (
+            extent TEXT PRIMARY KEY,
+            since INTEGER NOT NULL
+        );
+        CREATE TABLE service_properties (
+            account TEXT PRIMARY KEY,
+            document TEXT NOT NULL
+        );
+        PRAGMA user_version = 1;
+        COMMIT;
+        ",
+    )?;
+    Ok(())
+}

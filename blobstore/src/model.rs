@@ -1,0 +1,139 @@
+//! The data model: what a container and a blob version are made of.
+
+use std::time::SystemTime;
+
+use stowage_leases::LeaseProperties;
+
+use crate::{Etag, Metadata};
+
+/// The three kinds of blob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlobType {
+    /// Content written whole or as committed blocks.
+    BlockBlob,
+    /// Content that only grows, one appended block at a time.
+    AppendBlob,
+    /// Random-access 512-byte pages (not served yet).
+    PageBlob,
+}
+
+impl BlobType {
+    /// The service's spelling (`x-ms-blob-type`, `<BlobType>`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlobType::BlockBlob => "BlockBlob",
+            BlobType::AppendBlob => "AppendBlob",
+            BlobType::PageBlob => "PageBlob",
+        }
+    }
+
+    /// Parses the service's spelling (case-sensitive).
+    pub fn parse(s: &str) -> Option<BlobType> {
+        match s {
+            "BlockBlob" => Some(BlobType::BlockBlob),
+            "AppendBlob" => Some(BlobType::AppendBlob),
+            "PageBlob" => Some(BlobType::PageBlob),
+            _ => None,
+        }
+    }
+}
+
+/// The six content properties of a blob (spec/00-overview.md §9.1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContentProperties {
+    /// `Content-Type`; `None` reads back as `application/octet-stream`.
+    pub content_type: Option<String>,
+    /// `Content-Encoding`.
+    pub content_encoding: Option<String>,
+    /// `Content-Language`.
+    pub content_language: Option<String>,
+    /// The stored whole-blob MD5.
+    pub content_md5: Option<[u8; 16]>,
+    /// `Cache-Control`.
+    pub cache_control: Option<String>,
+    /// `Content-Disposition`.
+    pub content_disposition: Option<String>,
+}
+
+/// A container's public access level (spec/40-auth.md §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PublicAccess {
+    /// Anonymous clients may list and read the container's blobs.
+    Container,
+    /// Anonymous clients may read blobs they can name.
+    Blob,
+}
+
+impl PublicAccess {
+    /// The service's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PublicAccess::Container => "container",
+            PublicAccess::Blob => "blob",
+        }
+    }
+
+    /// Parses the service's spelling.
+    pub fn parse(s: &str) -> Option<PublicAccess> {
+        match s {
+            "container" => Some(PublicAccess::Container),
+            "blob" => Some(PublicAccess::Blob),
+            _ => None,
+        }
+    }
+}
+
+/// The identity of one version of a resource: what every write returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Versioned {
+    /// The new (or current) ETag.
+    pub etag: Etag,
+    /// The new (or current) Last-Modified, full precision.
+    pub last_modified: SystemTime,
+}
+
+/// Everything Get Container Properties reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContainerProperties {
+    /// The container name.
+    pub name: String,
+    /// ETag and Last-Modified.
+    pub version: Versioned,
+    /// User metadata.
+    pub metadata: Metadata,
+    /// Lease state at the time of the request.
+    pub lease: LeaseProperties,
+    /// Public access level, `None` when private.
+    pub public_access: Option<PublicAccess>,
+    /// `x-ms-default-encryption-scope` as given at creation.
+    pub default_encryption_scope: String,
+    /// `x-ms-deny-encryption-scope-override` as given at creation.
+    pub deny_encryption_scope_override: bool,
+}
+
+/// Everything Get Blob Properties reports about one blob version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlobProperties {
+    /// The blob name.
+    pub name: String,
+    /// The snapshot id, for a snapshot.
+    pub snapshot: Option<String>,
+    /// Block, append or page blob.
+    pub blob_type: BlobType,
+    /// Content length in bytes.
+    pub size: u64,
+    /// ETag and Last-Modified.
+    pub version: Versioned,
+    /// When the blob was first created.
+    pub creation_time: SystemTime,
+    /// The six content properties.
+    pub content: ContentProperties,
+    /// User metadata.
+    pub metadata: Metadata,
+    /// Lease state at the time of the request (snapshots: always available).
+    pub lease: LeaseProperties,
+    /// Number of committed blocks (append blobs).
+    pub committed_block_count: Option<u64>,
+    /// The access tier set explicitly, if any (reported as `Hot` otherwise).
+    pub access_tier: Option<String>,
+}

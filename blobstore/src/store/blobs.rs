@@ -1,0 +1,500 @@
+//! Blob operations (spec/10-operations.md §B1–B7).
+
+use std::ops::Range;
+
+use bytes::Bytes;
+use futures::Stream;
+use stowage_leases::{Access, CheckOutcome, LeaseId, LeaseRecord, Resource};
+
+use super::body::BlobBody;
+use super::{Store, blob_properties};
+use crate::conditions::{self, ConditionKind, Conditions, Current};
+use crate::meta::{self, BlobRow, ExtentRef, NewBlob};
+use crate::{
+    BlobName, BlobProperties, BlobType, ByteRange, ContainerName, ContentProperties, Error,
+    Metadata, Result, Versioned,
+};
+
+/// Input of Put Blob.
+#[derive(Clone, Debug)]
+pub struct PutBlobInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// Block, append or page blob.
+    pub blob_type: BlobType,
+    /// Content properties as stored; a `None` MD5 on a block blob is filled
+    /// with the MD5 computed over the body.
+    pub content: ContentProperties,
+    /// The transactional `Content-MD5` of the body, verified while streaming.
+    pub transactional_md5: Option<[u8; 16]>,
+    /// Metadata (replaces the old set).
+    pub metadata: Metadata,
+    /// Conditional headers.
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
+    /// `Content-Length`, already checked against the size limit.
+    pub content_length: u64,
+    /// `x-ms-access-tier`, if set.
+    pub access_tier: Option<String>,
+}
+
+/// Output of Put Blob.
+#[derive(Clone, Debug)]
+pub struct PutBlobOutput {
+    /// The new version.
+    pub version: Versioned,
+    /// MD5 of the body as received.
+    pub body_md5: [u8; 16],
+}
+
+/// Input of Get Blob and Get Blob Properties.
+#[derive(Clone, Debug)]
+pub struct GetBlobInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// A snapshot id, to read that snapshot.
+    pub snapshot: Option<String>,
+    /// A byte range (Get Blob only).
+    pub range: Option<ByteRange>,
+    /// Conditional headers.
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`, checked when sent.
+    pub lease_id: Option<LeaseId>,
+}
+
+/// Output of Get Blob.
+#[derive(Debug)]
+pub struct GetBlobOutput {
+    /// The properties of the version read.
+    pub properties: BlobProperties,
+    /// The byte range returned, when a range was requested (a 206).
+    pub range: Option<Range<u64>>,
+    /// The bytes.
+    pub body: BlobBody,
+}
+
+/// Input of Set Blob Properties.
+#[derive(Clone, Debug)]
+pub struct SetBlobPropertiesInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// The new content properties; absent ones are cleared.
+    pub content: ContentProperties,
+    /// Conditional headers.
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
+}
+
+/// Input of Set Blob Metadata.
+#[derive(Clone, Debug)]
+pub struct SetBlobMetadataInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// The new metadata (replaces the old set).
+    pub metadata: Metadata,
+    /// Conditional headers.
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
+}
+
+/// What Delete Blob does with the snapshots of a base blob
+/// (`x-ms-delete-snapshots`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeleteSnapshots {
+    /// Delete the base blob and all its snapshots.
+    Include,
+    /// Delete only the snapshots; the base blob is untouched.
+    Only,
+}
+
+/// Input of Delete Blob.
+#[derive(Clone, Debug)]
+pub struct DeleteBlobInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// A snapshot id, to delete only that snapshot.
+    pub snapshot: Option<String>,
+    /// `x-ms-delete-snapshots` (base blob only).
+    pub delete_snapshots: Option<DeleteSnapshots>,
+    /// Conditional headers.
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
+}
+
+fn current(row: &BlobRow) -> Current<'_> {
+    Current {
+        etag: row.version.etag.as_str(),
+        last_modified: row.version.last_modified,
+    }
+}
+
+/// A committed blob version, or `BlobNotFound` (an uncommitted-only block
+/// blob does not exist for reads and most writes, spec/00-overview.md §7).
+fn require_committed(
+    conn: &rusqlite::Connection,
+    container_id: i64,
+    blob: &BlobName,
+    snapshot: Option<&str>,
+) -> Result<BlobRow> {
+    match meta::get_blob(conn, container_id, blob.as_str(), snapshot)? {
+        Some(row) if row.committed => Ok(row),
+        _ => Err(Error::BlobNotFound),
+    }
+}
+
+/// Applies the write rule of a lease: the record to keep after the write.
+fn lease_after_write(
+    row: Option<&BlobRow>,
+    presented: Option<&LeaseId>,
+    now: std::time::SystemTime,
+) -> Result<LeaseRecord> {
+    let record = row.map(|r| r.lease.clone()).unwrap_or_default();
+    match stowage_leases::check(&record, presented, Access::Write, Resource::Blob, now)? {
+        CheckOutcome::Keep => Ok(record),
+        CheckOutcome::Clear => Ok(LeaseRecord::default()),
+    }
+}
+
+impl Store {
+    /// Put Blob: streams the body into a new extent, then swaps the new
+    /// version in with one transaction that checks conditions and the lease.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, condition and lease refusals, `InvalidBlobType`,
+    /// `Md5Mismatch`, body length mismatch, storage failures.
+    pub async fn put_blob<S>(&self, input: PutBlobInput, body: S) -> Result<PutBlobOutput>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        // Fail before reading the body when the answer is already known
+        // (spec/10-operations.md §0: checks 3–7 come before body checks).
+        self.precheck_put(&input).await?;
+        let written = self.inner.extents.write(body, input.content_length).await?;
+        let result = self.commit_put(input, &written).await;
+        if result.is_err() {
+            if let Some(id) = &written.id {
+                // Not referenced by anything: drop it now (or the sweep will).
+                let _ = self.inner.extents.delete(id).await;
+            }
+        }
+        result
+    }
+
+    async fn precheck_put(&self, input: &PutBlobInput) -> Result<()> {
+        let now = self.now();
+        let input = input.clone();
+        self.inner
+            .db
+            .call(move |conn| {
+                let container_id =
+                    meta::container_id(conn, &input.account, input.container.as_str())?;
+                check_put(conn, container_id, &input, now).map(|_| ())
+            })
+            .await
+    }
+
+    async fn commit_put(
+        &self,
+        input: PutBlobInput,
+        written: &crate::extents::WrittenExtent,
+    ) -> Result<PutBlobOutput> {
+        if let Some(expected) = input.transactional_md5 {
+            if expected != written.md5 {
+                return Err(Error::Md5Mismatch {
+                    expected,
+                    computed: written.md5,
+                });
+            }
+        }
+        let now = self.now();
+        let store = self.clone();
+        let body_md5 = written.md5;
+        let extents: Vec<ExtentRef> = written
+            .id
+            .iter()
+            .map(|id| ExtentRef {
+                extent: id.clone(),
+                len: written.len,
+            })
+            .collect();
+        let size = written.len;
+        self.inner
+            .db
+            .write(move |tx| {
+                let container_id =
+                    meta::container_id(tx, &input.account, input.container.as_str())?;
+                let (existing, lease) = check_put(tx, container_id, &input, now)?;
+                let version = Versioned {
+                    etag: store.inner.etags.next(now),
+                    last_modified: now,
+                };
+                let mut content = input.content.clone();
+                if content.content_md5.is_none() && input.blob_type == BlobType::BlockBlob {
+                    content.content_md5 = Some(body_md5);
+                }
+                let new = NewBlob {
+                    name: input.blob.as_str().to_owned(),
+                    snapshot: None,
+                    committed: true,
+                    blob_type: input.blob_type,
+                    size,
+                    version: version.clone(),
+                    creation_time: existing
+                        .as_ref()
+                        .filter(|r| r.committed)
+                        .map_or(now, |r| r.creation_time),
+                    content,
+                    metadata: input.metadata.clone(),
+                    committed_block_count: (input.blob_type == BlobType::AppendBlob).then_some(0),
+                    access_tier: input.access_tier.clone(),
+                    lease,
+                    extents,
+                };
+                match existing {
+                    Some(row) => {
+                        let old = meta::replace_blob(tx, row.id, &new)?;
+                        meta::collect_unreferenced(tx, &old, now)?;
+                    }
+                    None => {
+                        meta::insert_blob(tx, container_id, &new)?;
+                    }
+                }
+                Ok(PutBlobOutput { version, body_md5 })
+            })
+            .await
+    }
+
+    /// Get Blob: resolves the version and range and pins its extents in one
+    /// critical section, then streams.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals,
+    /// `InvalidRange`, database failures.
+    pub async fn get_blob(&self, input: GetBlobInput) -> Result<GetBlobOutput> {
+        let now = self.now();
+        let pins = self.inner.pins.clone();
+        let (row, parts, range, guard) = self
+            .inner
+            .db
+            .call(move |conn| {
+                let row = read_checked(conn, &input, now)?;
+                let range = match input.range {
+                    Some(r) => Some(
+                        r.resolve(row.size)
+                            .ok_or(Error::InvalidRange { size: row.size })?,
+                    ),
+                    None => None,
+                };
+                let parts = meta::blob_extents(conn, row.id)?;
+                let guard = pins.pin(parts.iter().map(|p| p.extent.clone()).collect());
+                Ok((row, parts, range, guard))
+            })
+            .await?;
+        let span = range.clone().unwrap_or(0..row.size);
+        let body = if span.is_empty() {
+            BlobBody::empty()
+        } else {
+            BlobBody::new(self.inner.extents.clone(), parts, span, guard)
+        };
+        Ok(GetBlobOutput {
+            properties: blob_properties(row, now),
+            range,
+            body,
+        })
+    }
+
+    /// Get Blob Properties (and Get Blob Metadata).
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
+    pub async fn get_blob_properties(&self, input: GetBlobInput) -> Result<BlobProperties> {
+        let now = self.now();
+        let row = self
+            .inner
+            .db
+            .call(move |conn| read_checked(conn, &input, now))
+            .await?;
+        Ok(blob_properties(row, now))
+    }
+
+    /// Set Blob Properties: replaces the six content properties.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
+    pub async fn set_blob_properties(&self, input: SetBlobPropertiesInput) -> Result<Versioned> {
+        let content = input.content.clone();
+        self.update_attributes(
+            (input.account, input.container, input.blob),
+            input.conditions,
+            input.lease_id,
+            move |row| row.content = content,
+        )
+        .await
+    }
+
+    /// Set Blob Metadata: replaces the metadata.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
+    pub async fn set_blob_metadata(&self, input: SetBlobMetadataInput) -> Result<Versioned> {
+        let metadata = input.metadata.clone();
+        self.update_attributes(
+            (input.account, input.container, input.blob),
+            input.conditions,
+            input.lease_id,
+            move |row| row.metadata = metadata,
+        )
+        .await
+    }
+
+    /// The shared shape of the writes that change attributes but not content.
+    async fn update_attributes<F>(
+        &self,
+        (account, container, blob): (String, ContainerName, BlobName),
+        conditions: Conditions,
+        lease_id: Option<LeaseId>,
+        change: F,
+    ) -> Result<Versioned>
+    where
+        F: FnOnce(&mut BlobRow) + Send + 'static,
+    {
+        let now = self.now();
+        let store = self.clone();
+        self.inner
+            .db
+            .write(move |tx| {
+                let container_id = meta::container_id(tx, &account, container.as_str())?;
+                let mut row = require_committed(tx, container_id, &blob, None)?;
+                conditions::evaluate(&conditions, Some(current(&row)), ConditionKind::Write)?;
+                row.lease = lease_after_write(Some(&row), lease_id.as_ref(), now)?;
+                change(&mut row);
+                row.version = Versioned {
+                    etag: store.inner.etags.next(now),
+                    last_modified: now,
+                };
+                meta::update_blob_attributes(tx, &row)?;
+                Ok(row.version)
+            })
+            .await
+    }
+
+    /// Delete Blob (base blob without snapshots, or one snapshot).
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, `SnapshotsPresent`, condition and
+    /// lease refusals.
+    pub async fn delete_blob(&self, input: DeleteBlobInput) -> Result<()> {
+        let now = self.now();
+        self.inner
+            .db
+            .write(move |tx| {
+                let container_id =
+                    meta::container_id(tx, &input.account, input.container.as_str())?;
+                let row = meta::get_blob(
+                    tx,
+                    container_id,
+                    input.blob.as_str(),
+                    input.snapshot.as_deref(),
+                )?
+                .ok_or(Error::BlobNotFound)?;
+                if row.committed {
+                    conditions::evaluate(
+                        &input.conditions,
+                        Some(current(&row)),
+                        ConditionKind::Write,
+                    )?;
+                }
+                if row.snapshot.is_none() {
+                    // Deleting a snapshot by id needs no lease id (B7).
+                    lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
+                    let snapshots = meta::count_snapshots(tx, container_id, input.blob.as_str())?;
+                    match input.delete_snapshots {
+                        None if snapshots > 0 => return Err(Error::SnapshotsPresent),
+                        None => {}
+                        Some(mode) => {
+                            let old =
+                                meta::delete_snapshots(tx, container_id, input.blob.as_str())?;
+                            meta::collect_unreferenced(tx, &old, now)?;
+                            if mode == DeleteSnapshots::Only {
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+                let old = meta::delete_blob_row(tx, row.id)?;
+                meta::collect_unreferenced(tx, &old, now)
+            })
+            .await
+    }
+}
+
+/// The checks of Put Blob against the current state, run before the body is
+/// read and again in the commit transaction: conditions, lease, blob type.
+/// Returns the existing base row and the lease record the new version keeps.
+fn check_put(
+    conn: &rusqlite::Connection,
+    container_id: i64,
+    input: &PutBlobInput,
+    now: std::time::SystemTime,
+) -> Result<(Option<BlobRow>, LeaseRecord)> {
+    let existing = meta::get_blob(conn, container_id, input.blob.as_str(), None)?;
+    let committed = existing.as_ref().filter(|r| r.committed);
+    conditions::evaluate(
+        &input.conditions,
+        committed.map(current),
+        ConditionKind::Create,
+    )?;
+    let lease = lease_after_write(committed, input.lease_id.as_ref(), now)?;
+    if let Some(row) = committed {
+        if row.blob_type != input.blob_type {
+            return Err(Error::InvalidBlobType);
+        }
+    }
+    Ok((existing, lease))
+}
+
+/// The read path shared by Get Blob and Get Blob Properties: the committed
+/// version, its conditions (304/412) and the read rule of its lease.
+fn read_checked(
+    conn: &rusqlite::Connection,
+    input: &GetBlobInput,
+    now: std::time::SystemTime,
+) -> Result<BlobRow> {
+    let container_id = meta::container_id(conn, &input.account, input.container.as_str())?;
+    let row = require_committed(conn, container_id, &input.blob, input.snapshot.as_deref())?;
+    conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Read)?;
+    if row.snapshot.is_none() {
+        stowage_leases::check(
+            &row.lease,
+            input.lease_id.as_ref(),
+            Access::Read,
+            Resource::Blob,
+            now,
+        )?;
+    }
+    Ok(row)
+}

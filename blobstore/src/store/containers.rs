@@ -1,0 +1,186 @@
+//! Container operations (spec/10-operations.md §C1–C7).
+
+use stowage_leases::{Access, LeaseId, Resource};
+
+use super::{Store, container_properties};
+use crate::conditions::{self, ConditionKind, Conditions, Current};
+use crate::meta::{self, ContainerRow, NewContainer};
+use crate::{ContainerName, ContainerProperties, Metadata, PublicAccess, Result, Versioned};
+
+/// Input of Create Container.
+#[derive(Clone, Debug)]
+pub struct CreateContainerInput {
+    /// The account.
+    pub account: String,
+    /// The new container's name.
+    pub container: ContainerName,
+    /// Its metadata.
+    pub metadata: Metadata,
+    /// Its public access level.
+    pub public_access: Option<PublicAccess>,
+    /// `x-ms-default-encryption-scope`; stored and echoed, no effect.
+    pub default_encryption_scope: Option<String>,
+    /// `x-ms-deny-encryption-scope-override`; stored and echoed, no effect.
+    pub deny_encryption_scope_override: bool,
+}
+
+/// Input of Set Container Metadata.
+#[derive(Clone, Debug)]
+pub struct SetContainerMetadataInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The new metadata (replaces the old set).
+    pub metadata: Metadata,
+    /// Conditional headers (only If-Modified-Since counts).
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`, checked when sent.
+    pub lease_id: Option<LeaseId>,
+}
+
+/// Input of Delete Container.
+#[derive(Clone, Debug)]
+pub struct DeleteContainerInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// Conditional headers (only the two date headers count).
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`, required while the container is leased.
+    pub lease_id: Option<LeaseId>,
+}
+
+/// The default encryption scope the service reports.
+const ACCOUNT_ENCRYPTION_KEY: &str = "$account-encryption-key";
+
+fn current(row: &ContainerRow) -> Current<'_> {
+    Current {
+        etag: row.version.etag.as_str(),
+        last_modified: row.version.last_modified,
+    }
+}
+
+impl Store {
+    /// Create Container.
+    ///
+    /// # Errors
+    /// `ContainerAlreadyExists`; database failures.
+    pub async fn create_container(&self, input: CreateContainerInput) -> Result<Versioned> {
+        let now = self.now();
+        let version = Versioned {
+            etag: self.inner.etags.next(now),
+            last_modified: now,
+        };
+        let new = NewContainer {
+            account: input.account,
+            name: input.container.as_str().to_owned(),
+            version: version.clone(),
+            metadata: input.metadata,
+            public_access: input.public_access,
+            default_encryption_scope: input
+                .default_encryption_scope
+                .unwrap_or_else(|| ACCOUNT_ENCRYPTION_KEY.to_owned()),
+            deny_encryption_scope_override: input.deny_encryption_scope_override,
+        };
+        self.inner
+            .db
+            .write(move |tx| meta::insert_container(tx, &new))
+            .await?;
+        Ok(version)
+    }
+
+    /// Get Container Properties (also Get Container Metadata): checks a
+    /// presented lease id with the read rule of spec/30-leases.md §6.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`; lease refusals; database failures.
+    pub async fn get_container_properties(
+        &self,
+        account: &str,
+        container: &ContainerName,
+        lease_id: Option<LeaseId>,
+    ) -> Result<ContainerProperties> {
+        let now = self.now();
+        let (account, name) = (account.to_owned(), container.as_str().to_owned());
+        self.inner
+            .db
+            .call(move |conn| {
+                let row = meta::require_container(conn, &account, &name)?;
+                stowage_leases::check(
+                    &row.lease,
+                    lease_id.as_ref(),
+                    Access::Read,
+                    Resource::Container,
+                    now,
+                )?;
+                Ok(container_properties(row, now))
+            })
+            .await
+    }
+
+    /// Set Container Metadata.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `ConditionNotMet`, lease refusals, database failures.
+    pub async fn set_container_metadata(
+        &self,
+        input: SetContainerMetadataInput,
+    ) -> Result<Versioned> {
+        let now = self.now();
+        let store = self.clone();
+        self.inner
+            .db
+            .write(move |tx| {
+                let row = meta::require_container(tx, &input.account, input.container.as_str())?;
+                conditions::evaluate(
+                    &input.conditions,
+                    Some(current(&row)),
+                    ConditionKind::ContainerModifiedSince,
+                )?;
+                stowage_leases::check(
+                    &row.lease,
+                    input.lease_id.as_ref(),
+                    Access::Read,
+                    Resource::Container,
+                    now,
+                )?;
+                let version = Versioned {
+                    etag: store.inner.etags.next(now),
+                    last_modified: now,
+                };
+                meta::update_container_metadata(tx, row.id, &version, &input.metadata)?;
+                Ok(version)
+            })
+            .await
+    }
+
+    /// Delete Container: the container, its blobs, snapshots and blocks.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `ConditionNotMet`, lease refusals, database failures.
+    pub async fn delete_container(&self, input: DeleteContainerInput) -> Result<()> {
+        let now = self.now();
+        self.inner
+            .db
+            .write(move |tx| {
+                let row = meta::require_container(tx, &input.account, input.container.as_str())?;
+                conditions::evaluate(
+                    &input.conditions,
+                    Some(current(&row)),
+                    ConditionKind::ContainerDates,
+                )?;
+                stowage_leases::check(
+                    &row.lease,
+                    input.lease_id.as_ref(),
+                    Access::Write,
+                    Resource::Container,
+                    now,
+                )?;
+                let extents = meta::delete_container(tx, row.id)?;
+                meta::collect_unreferenced(tx, &extents, now)
+            })
+            .await
+    }
+}

@@ -1,0 +1,122 @@
+//! Lease Blob and Lease Container (spec/30-leases.md §4).
+
+use stowage_leases::{ActionOutcome, LeaseAction, LeaseId, Resource};
+
+use super::Store;
+use crate::conditions::{self, ConditionKind, Conditions, Current};
+use crate::meta;
+use crate::{BlobName, ContainerName, Error, Result, Versioned};
+
+/// Input of Lease Blob.
+#[derive(Clone, Debug)]
+pub struct LeaseBlobInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// The action with its parameters.
+    pub action: LeaseAction,
+    /// Conditional headers (all four).
+    pub conditions: Conditions,
+}
+
+/// Input of Lease Container.
+#[derive(Clone, Debug)]
+pub struct LeaseContainerInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The action with its parameters.
+    pub action: LeaseAction,
+    /// Conditional headers (only the two date headers count).
+    pub conditions: Conditions,
+}
+
+/// Output of a lease action: its outcome, and the resource's unchanged
+/// ETag and Last-Modified.
+#[derive(Clone, Debug)]
+pub struct LeaseOutput {
+    /// Lease id and lease time, as the action gives them.
+    pub outcome: ActionOutcome,
+    /// The resource's current ETag and Last-Modified (never changed by a lease).
+    pub version: Versioned,
+}
+
+impl Store {
+    /// Lease Blob: conditions, then the action, in one transaction.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, condition failures, lease refusals.
+    pub async fn lease_blob(&self, input: LeaseBlobInput) -> Result<LeaseOutput> {
+        let now = self.now();
+        let generated = LeaseId::random();
+        self.inner
+            .db
+            .write(move |tx| {
+                let container_id =
+                    meta::container_id(tx, &input.account, input.container.as_str())?;
+                let mut row = meta::get_blob(tx, container_id, input.blob.as_str(), None)?
+                    .ok_or(Error::BlobNotFound)?;
+                if row.committed {
+                    let current = Current {
+                        etag: row.version.etag.as_str(),
+                        last_modified: row.version.last_modified,
+                    };
+                    conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+                }
+                let (record, outcome) = stowage_leases::apply(
+                    &row.lease,
+                    &input.action,
+                    now,
+                    generated,
+                    Resource::Blob,
+                )?;
+                row.lease = record;
+                meta::update_blob_attributes(tx, &row)?;
+                Ok(LeaseOutput {
+                    outcome,
+                    version: row.version,
+                })
+            })
+            .await
+    }
+
+    /// Lease Container: date conditions, then the action, in one transaction.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, condition failures, lease refusals.
+    pub async fn lease_container(&self, input: LeaseContainerInput) -> Result<LeaseOutput> {
+        let now = self.now();
+        let generated = LeaseId::random();
+        self.inner
+            .db
+            .write(move |tx| {
+                let row = meta::require_container(tx, &input.account, input.container.as_str())?;
+                let current = Current {
+                    etag: row.version.etag.as_str(),
+                    last_modified: row.version.last_modified,
+                };
+                conditions::evaluate(
+                    &input.conditions,
+                    Some(current),
+                    ConditionKind::ContainerDates,
+                )?;
+                let (record, outcome) = stowage_leases::apply(
+                    &row.lease,
+                    &input.action,
+                    now,
+                    generated,
+                    Resource::Container,
+                )?;
+                meta::update_container_lease(tx, row.id, &record)?;
+                Ok(LeaseOutput {
+                    outcome,
+                    version: row.version,
+                })
+            })
+            .await
+    }
+}

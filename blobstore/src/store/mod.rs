@@ -1,0 +1,213 @@
+//! [`Store`]: the engine's API, one method per REST operation.
+
+mod blobs;
+mod body;
+mod containers;
+mod leases;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use object_store::ObjectStore;
+use stowage_leases::{Clock, LeaseProperties, LeaseRecord};
+
+use crate::etag::EtagGenerator;
+use crate::extents::Extents;
+use crate::meta::{self, BlobRow, ContainerRow, Db};
+use crate::pins::Pins;
+use crate::{BlobProperties, ContainerProperties, Result};
+
+pub use blobs::{
+    DeleteBlobInput, DeleteSnapshots, GetBlobInput, GetBlobOutput, PutBlobInput, PutBlobOutput,
+    SetBlobMetadataInput, SetBlobPropertiesInput,
+};
+pub use body::BlobBody;
+pub use containers::{CreateContainerInput, DeleteContainerInput, SetContainerMetadataInput};
+pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
+
+/// Where and how the store keeps its data; built once from the server's flags.
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// Data directory, or `None` for memory only (`--inMemoryPersistence`).
+    pub location: Option<PathBuf>,
+    /// fsync extents and their directories before a write is acknowledged.
+    pub fsync: bool,
+    /// How long an unreferenced extent is kept before it is deleted.
+    pub gc_grace: Duration,
+}
+
+impl StoreConfig {
+    /// Keep everything in memory: an in-memory object store and SQLite database.
+    pub fn in_memory() -> StoreConfig {
+        StoreConfig {
+            location: None,
+            fsync: false,
+            gc_grace: Duration::from_secs(30),
+        }
+    }
+
+    /// Keep data under `dir` (created if missing), durably.
+    pub fn at(dir: impl Into<PathBuf>) -> StoreConfig {
+        StoreConfig {
+            location: Some(dir.into()),
+            fsync: true,
+            gc_grace: Duration::from_secs(30),
+        }
+    }
+
+    /// Sets the grace period of garbage extents.
+    pub fn with_gc_grace(mut self, grace: Duration) -> StoreConfig {
+        self.gc_grace = grace;
+        self
+    }
+}
+
+/// The storage engine. Cheap to clone; all clones share one database and
+/// object store.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) db: Db,
+    pub(crate) extents: Extents,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) etags: EtagGenerator,
+    pub(crate) pins: Arc<Pins>,
+    pub(crate) config: StoreConfig,
+}
+
+impl Store {
+    /// Opens the store described by `config`, reading time from `clock`, and
+    /// sweeps extents left unreferenced by a crash.
+    ///
+    /// # Errors
+    /// The data directory cannot be created or the database cannot be opened.
+    pub async fn open(config: StoreConfig, clock: Arc<dyn Clock>) -> Result<Store> {
+        let (db, objects): (Db, Arc<dyn ObjectStore>) = match &config.location {
+            Some(dir) => {
+                let objects_dir = dir.join("objects");
+                std::fs::create_dir_all(&objects_dir)?;
+                let db = Db::open(Some(&dir.join("metadata.sqlite")))?;
+                let fs = object_store::local::LocalFileSystem::new_with_prefix(&objects_dir)?
+                    .with_fsync(config.fsync);
+                (db, Arc::new(fs))
+            }
+            None => (
+                Db::open(None)?,
+                Arc::new(object_store::memory::InMemory::new()),
+            ),
+        };
+        let highest = db.call(|conn| meta::highest_etag(conn)).await?;
+        let store = Store {
+            inner: Arc::new(Inner {
+                db,
+                extents: Extents::new(objects),
+                clock,
+                etags: EtagGenerator::new(highest.as_deref()),
+                pins: Arc::new(Pins::default()),
+                config,
+            }),
+        };
+        store.sweep_orphans().await?;
+        Ok(store)
+    }
+
+    pub(crate) fn now(&self) -> SystemTime {
+        self.inner.clock.now()
+    }
+
+    /// The stored Blob service properties document of `account`, if one was set.
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn get_service_properties(&self, account: &str) -> Result<Option<String>> {
+        let account = account.to_owned();
+        self.inner
+            .db
+            .call(move |conn| meta::get_service_properties(conn, &account))
+            .await
+    }
+
+    /// Stores the Blob service properties document of `account` (the server
+    /// merges and validates it; the engine keeps it opaque).
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn set_service_properties(&self, account: &str, document: String) -> Result<()> {
+        let account = account.to_owned();
+        self.inner
+            .db
+            .write(move |tx| meta::set_service_properties(tx, &account, &document))
+            .await
+    }
+
+    /// Lists containers (spec/50-listing.md §2).
+    ///
+    /// # Errors
+    /// Database failures.
+    pub async fn list_containers(
+        &self,
+        input: crate::ListContainersInput,
+    ) -> Result<crate::ListContainersOutput> {
+        let now = self.now();
+        self.inner
+            .db
+            .call(move |conn| crate::listing::list_containers(conn, &input, now))
+            .await
+    }
+
+    /// Lists blobs (spec/50-listing.md §3).
+    ///
+    /// # Errors
+    /// `ContainerNotFound`; database failures.
+    pub async fn list_blobs(&self, input: crate::ListBlobsInput) -> Result<crate::ListBlobsOutput> {
+        let now = self.now();
+        self.inner
+            .db
+            .call(move |conn| {
+                let id = meta::container_id(conn, &input.account, input.container.as_str())?;
+                crate::listing::list_blobs(conn, id, &input, now)
+            })
+            .await
+    }
+}
+
+/// What Get Container Properties shows for a stored container at `now`.
+pub(crate) fn container_properties(row: ContainerRow, now: SystemTime) -> ContainerProperties {
+    ContainerProperties {
+        lease: row.lease.properties(now),
+        name: row.name,
+        version: row.version,
+        metadata: row.metadata,
+        public_access: row.public_access,
+        default_encryption_scope: row.default_encryption_scope,
+        deny_encryption_scope_override: row.deny_encryption_scope_override,
+    }
+}
+
+/// What Get Blob Properties shows for a stored blob version at `now`.
+/// Snapshots are never leased.
+pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
+    let lease: LeaseProperties = if row.snapshot.is_some() {
+        LeaseRecord::default().properties(now)
+    } else {
+        row.lease.properties(now)
+    };
+    BlobProperties {
+        name: row.name,
+        snapshot: row.snapshot,
+        blob_type: row.blob_type,
+        size: row.size,
+        version: row.version,
+        creation_time: row.creation_time,
+        content: row.content,
+        metadata: row.metadata,
+        lease,
+        committed_block_count: row.committed_block_count,
+        access_tier: row.access_tier,
+    }
+}

@@ -1,0 +1,1 @@
+//! Stowage client (see issue "Rust client and the table-engine patterns").

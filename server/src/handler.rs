@@ -1,0 +1,153 @@
+//! The one route: every request goes through [`handle`], which parses,
+//! authenticates, dispatches, and adds the headers every response carries.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::http::{Method, StatusCode};
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+
+use crate::auth::{self, Principal};
+use crate::error::ApiError;
+use crate::http_dates::iso8601_7;
+use crate::ops::{self, Operation, RouteKey};
+use crate::request::RequestContext;
+use crate::state::AppState;
+use crate::target::{Query, Target};
+use crate::{version, xml};
+
+/// Serves `state` on `listener` with `workers` worker threads.
+///
+/// # Errors
+/// The listener cannot be used.
+pub fn serve(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    workers: usize,
+) -> std::io::Result<Server> {
+    let data = web::Data::from(state);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .default_service(web::to(handle))
+    })
+    .workers(workers.max(1))
+    .listen(listener)?
+    .run();
+    Ok(server)
+}
+
+async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let state = state.into_inner();
+    let (result, version) = process(&req, body, state).await;
+    let mut response = match result {
+        Ok(r) => r,
+        Err(e) => error_response(&req, &e, &request_id),
+    };
+    let headers = response.headers_mut();
+    let mut set = |name: &'static str, value: &str| {
+        if let Ok(v) = actix_web::http::header::HeaderValue::from_str(value) {
+            headers.insert(actix_web::http::header::HeaderName::from_static(name), v);
+        }
+    };
+    set("x-ms-request-id", &request_id);
+    set("x-ms-version", &version);
+    set("server", concat!("Stowage/", env!("CARGO_PKG_VERSION")));
+    if let Some(id) = req.headers().get("x-ms-client-request-id") {
+        headers.insert(
+            actix_web::http::header::HeaderName::from_static("x-ms-client-request-id"),
+            id.clone(),
+        );
+    }
+    response
+}
+
+/// Parse, authenticate, dispatch. Returns the version to report with the answer.
+async fn process(
+    req: &HttpRequest,
+    body: web::Payload,
+    state: Arc<AppState>,
+) -> (Result<HttpResponse, ApiError>, String) {
+    let requested = req
+        .headers()
+        .get("x-ms-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let version = requested
+        .clone()
+        .filter(|v| version::is_acceptable(v))
+        .unwrap_or_else(|| version::OLDEST.to_owned());
+    let result = async {
+        let target = Target::parse(req.path())?;
+        let principal = auth::authenticate(req, &target, &state)?;
+        if principal == Principal::Anonymous && state.accounts.get(&target.account).is_none() {
+            return Err(ApiError::ResourceNotFound);
+        }
+        if let Some(v) = &requested {
+            if !version::is_acceptable(v) {
+                return Err(ApiError::InvalidHeaderValue {
+                    name: "x-ms-version".into(),
+                    value: v.clone(),
+                });
+            }
+        }
+        let query = Query::parse(req.query_string())?;
+        if let Some(t) = query.get("timeout") {
+            if t.parse::<u64>().map_or(true, |n| n == 0) {
+                return Err(ApiError::InvalidQueryParameterValue {
+                    name: "timeout".into(),
+                    value: t.into(),
+                });
+            }
+        }
+        let op = Operation::parse(RouteKey {
+            method: req.method(),
+            level: target.level(),
+            restype: query.get("restype"),
+            comp: query.get("comp"),
+            has_blob_type: req.headers().contains_key("x-ms-blob-type"),
+            has_copy_source: req.headers().contains_key("x-ms-copy-source"),
+        })?;
+        let ctx = RequestContext {
+            state: state.clone(),
+            req: req.clone(),
+            target,
+            query,
+            version: version.clone(),
+        };
+        if principal == Principal::Anonymous {
+            auth::authorize_anonymous(op, &ctx).await?;
+        }
+        ops::dispatch(op, &ctx, body).await
+    }
+    .await;
+    (result, version)
+}
+
+fn error_response(req: &HttpRequest, error: &ApiError, request_id: &str) -> HttpResponse {
+    let answer = error.answer();
+    if answer.status.is_server_error() {
+        tracing::error!(request_id, error = %error, source = ?std::error::Error::source(error), "request failed");
+    } else {
+        tracing::debug!(request_id, code = answer.code, "request refused");
+    }
+    let mut b = HttpResponse::build(answer.status);
+    b.insert_header(("x-ms-error-code", answer.code));
+    if let ApiError::Store(stowage_blobstore::Error::InvalidRange { size }) = error {
+        b.insert_header(("content-range", format!("bytes */{size}")));
+    }
+    if req.method() == Method::HEAD || answer.status == StatusCode::NOT_MODIFIED {
+        return b.finish();
+    }
+    let now = std::time::SystemTime::now();
+    let body = xml::error_body(
+        answer.code,
+        &answer.message,
+        request_id,
+        &iso8601_7(now),
+        &answer.details,
+    );
+    b.content_type("application/xml").body(body)
+}

@@ -1,0 +1,315 @@
+//! Typed readers for request headers: one parser per header kind, and one
+//! generic helper that turns a bad value into `InvalidHeaderValue` naming
+//! the header.
+
+use actix_web::http::header::HeaderMap;
+use base64::Engine as _;
+use stowage_blobstore::{ByteRange, Conditions, ContentProperties, EtagMatch, LeaseId, Metadata};
+
+use crate::error::ApiError;
+
+/// The request headers, with typed accessors.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Headers<'a>(pub &'a HeaderMap);
+
+fn invalid(name: &str, value: &str) -> ApiError {
+    ApiError::InvalidHeaderValue {
+        name: name.to_owned(),
+        value: value.to_owned(),
+    }
+}
+
+impl<'a> Headers<'a> {
+    /// The value of `name` as text; a value that is not visible ASCII/UTF-8
+    /// is `InvalidHeaderValue`.
+    pub(crate) fn get(&self, name: &str) -> Result<Option<&'a str>, ApiError> {
+        match self.0.get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .to_str()
+                .map(Some)
+                .map_err(|_| invalid(name, &String::from_utf8_lossy(v.as_bytes()))),
+        }
+    }
+
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
+    /// Parses `name` with `parse`; `None` from `parse` is `InvalidHeaderValue`.
+    pub(crate) fn parse<T>(
+        &self,
+        name: &str,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Result<Option<T>, ApiError> {
+        match self.get(name)? {
+            None => Ok(None),
+            Some(v) => parse(v).map(Some).ok_or_else(|| invalid(name, v)),
+        }
+    }
+
+    /// Like [`Headers::parse`], for a header the operation requires.
+    pub(crate) fn require<T>(
+        &self,
+        name: &'static str,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Result<T, ApiError> {
+        self.parse(name, parse)?
+            .ok_or(ApiError::MissingRequiredHeader(name))
+    }
+
+    /// `Content-Length`, required on body-carrying PUTs (411 when missing).
+    pub(crate) fn content_length(&self) -> Result<u64, ApiError> {
+        self.parse("content-length", |v| v.trim().parse::<u64>().ok())?
+            .ok_or(ApiError::MissingContentLength)
+    }
+
+    /// The four standard conditional headers (spec/20-conditions.md §1). An
+    /// unparseable date is ignored as the service does; a date header given
+    /// twice is `MultipleConditionHeadersNotSupported`.
+    pub(crate) fn conditions(&self) -> Result<Conditions, ApiError> {
+        self.conditions_with_names([
+            "if-match",
+            "if-none-match",
+            "if-modified-since",
+            "if-unmodified-since",
+        ])
+    }
+
+    fn conditions_with_names(&self, names: [&str; 4]) -> Result<Conditions, ApiError> {
+        let [if_match, if_none_match, modified, unmodified] = names;
+        Ok(Conditions {
+            if_match: self.etag_list(if_match)?,
+            if_none_match: self.etag_list(if_none_match)?,
+            if_modified_since: self.date_condition(modified)?,
+            if_unmodified_since: self.date_condition(unmodified)?,
+        })
+    }
+
+    fn etag_list(&self, name: &str) -> Result<Option<EtagMatch>, ApiError> {
+        let mut values = Vec::new();
+        for v in self.0.get_all(name) {
+            values.push(
+                v.to_str()
+                    .map_err(|_| invalid(name, &String::from_utf8_lossy(v.as_bytes())))?,
+            );
+        }
+        if values.is_empty() {
+            return Ok(None);
+        }
+        // A repeated header is one comma-joined list (§1).
+        Ok(EtagMatch::parse(&values.join(",")))
+    }
+
+    fn date_condition(&self, name: &str) -> Result<Option<std::time::SystemTime>, ApiError> {
+        let mut all = self.0.get_all(name);
+        let Some(first) = all.next() else {
+            return Ok(None);
+        };
+        if all.next().is_some() {
+            return Err(stowage_blobstore::Error::Condition(
+                stowage_blobstore::ConditionFailure::MultipleConditionHeadersNotSupported,
+            )
+            .into());
+        }
+        Ok(first
+            .to_str()
+            .ok()
+            .and_then(|s| httpdate::parse_http_date(s.trim()).ok()))
+    }
+
+    /// `x-ms-lease-id`.
+    pub(crate) fn lease_id(&self) -> Result<Option<LeaseId>, ApiError> {
+        self.parse("x-ms-lease-id", |v| LeaseId::parse(v.trim()).ok())
+    }
+
+    /// The `x-ms-meta-*` headers as validated metadata (spec/00-overview.md §8).
+    pub(crate) fn metadata(&self) -> Result<Metadata, ApiError> {
+        let mut pairs = Vec::new();
+        for (name, value) in self.0.iter() {
+            let Some(key) = name.as_str().strip_prefix("x-ms-meta-") else {
+                continue;
+            };
+            let value = value.to_str().map_err(|_| {
+                stowage_blobstore::Error::Metadata(stowage_blobstore::MetadataError::Invalid(
+                    key.to_owned(),
+                ))
+            })?;
+            pairs.push((key.to_owned(), value.trim().to_owned()));
+        }
+        Metadata::from_pairs(pairs).map_err(|e| stowage_blobstore::Error::Metadata(e).into())
+    }
+
+    /// An MD5 header: base64 of exactly 16 bytes, else `InvalidMd5`.
+    pub(crate) fn md5(&self, name: &str) -> Result<Option<[u8; 16]>, ApiError> {
+        match self.get(name)? {
+            None => Ok(None),
+            Some(v) => decode_md5(v).map(Some).ok_or(ApiError::InvalidMd5),
+        }
+    }
+
+    /// The content properties of Put Blob: each `x-ms-blob-*` header, else its
+    /// standard twin (spec/00-overview.md §9.1).
+    pub(crate) fn put_blob_content(&self) -> Result<ContentProperties, ApiError> {
+        let either = |blob: &str, standard: &str| -> Result<Option<String>, ApiError> {
+            Ok(match self.get(blob)? {
+                Some(v) => Some(v.to_owned()),
+                None => self.get(standard)?.map(str::to_owned),
+            })
+        };
+        Ok(ContentProperties {
+            content_type: either("x-ms-blob-content-type", "content-type")?,
+            content_encoding: either("x-ms-blob-content-encoding", "content-encoding")?,
+            content_language: either("x-ms-blob-content-language", "content-language")?,
+            // A stored MD5 from x-ms-blob-content-md5 is taken as given; the
+            // transactional Content-MD5 is verified by the engine and then
+            // stored (B1).
+            content_md5: match self.md5("x-ms-blob-content-md5")? {
+                Some(m) => Some(m),
+                None => self.md5("content-md5")?,
+            },
+            cache_control: either("x-ms-blob-cache-control", "cache-control")?,
+            content_disposition: self
+                .get("x-ms-blob-content-disposition")?
+                .map(str::to_owned),
+        })
+    }
+
+    /// The content properties of Set Blob Properties and Put Block List: only
+    /// the `x-ms-blob-*` headers; absent ones are cleared.
+    pub(crate) fn blob_content_headers(&self) -> Result<ContentProperties, ApiError> {
+        let own = |name: &str| -> Result<Option<String>, ApiError> {
+            Ok(self.get(name)?.map(str::to_owned))
+        };
+        Ok(ContentProperties {
+            content_type: own("x-ms-blob-content-type")?,
+            content_encoding: own("x-ms-blob-content-encoding")?,
+            content_language: own("x-ms-blob-content-language")?,
+            content_md5: self.md5("x-ms-blob-content-md5")?,
+            cache_control: own("x-ms-blob-cache-control")?,
+            content_disposition: own("x-ms-blob-content-disposition")?,
+        })
+    }
+
+    /// The requested range: `x-ms-range` wins over `Range`; a form the
+    /// service ignores gives `None` (a full read).
+    pub(crate) fn range(&self) -> Result<Option<ByteRange>, ApiError> {
+        let value = match self.get("x-ms-range")? {
+            Some(v) => Some(v),
+            None => self.get("range")?,
+        };
+        Ok(value.and_then(ByteRange::parse))
+    }
+
+    /// A `true`/`false` header; absent is `false`.
+    pub(crate) fn flag(&self, name: &str) -> Result<bool, ApiError> {
+        Ok(self
+            .parse(name, |v| match v.trim() {
+                "true" | "True" | "TRUE" => Some(true),
+                "false" | "False" | "FALSE" => Some(false),
+                _ => None,
+            })?
+            .unwrap_or(false))
+    }
+}
+
+/// Base64 of exactly 16 bytes.
+pub(crate) fn decode_md5(value: &str) -> Option<[u8; 16]> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(value.trim())
+        .ok()?;
+    <[u8; 16]>::try_from(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::http::header::{HeaderName, HeaderValue};
+
+    fn map(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        for (n, v) in pairs {
+            m.append(
+                HeaderName::from_bytes(n.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        m
+    }
+
+    #[test]
+    fn conditions_parse_lists_dates_and_ignore_bad_dates() {
+        let m = map(&[
+            ("if-match", "\"0x1\""),
+            ("if-match", "0x2"),
+            ("if-modified-since", "Tue, 03 Sep 2024 10:15:07 GMT"),
+            ("if-unmodified-since", "not a date"),
+        ]);
+        let c = Headers(&m).conditions().unwrap();
+        assert_eq!(
+            c.if_match,
+            Some(EtagMatch::List(vec!["0x1".into(), "0x2".into()]))
+        );
+        assert!(c.if_modified_since.is_some());
+        assert_eq!(c.if_unmodified_since, None);
+    }
+
+    #[test]
+    fn a_repeated_date_header_is_refused() {
+        let m = map(&[
+            ("if-modified-since", "Tue, 03 Sep 2024 10:15:07 GMT"),
+            ("if-modified-since", "Tue, 03 Sep 2024 10:15:08 GMT"),
+        ]);
+        let e = Headers(&m).conditions().unwrap_err();
+        assert_eq!(e.answer().code, "MultipleConditionHeadersNotSupported");
+    }
+
+    #[test]
+    fn put_blob_content_prefers_x_ms_blob_headers() {
+        let m = map(&[
+            ("content-type", "text/plain"),
+            ("x-ms-blob-content-type", "text/markdown"),
+            ("content-encoding", "gzip"),
+            ("x-ms-blob-content-disposition", "inline"),
+        ]);
+        let c = Headers(&m).put_blob_content().unwrap();
+        assert_eq!(c.content_type.as_deref(), Some("text/markdown"));
+        assert_eq!(c.content_encoding.as_deref(), Some("gzip"));
+        assert_eq!(c.content_disposition.as_deref(), Some("inline"));
+        assert_eq!(c.cache_control, None);
+    }
+
+    #[test]
+    fn md5_must_be_sixteen_bytes_of_base64() {
+        assert!(decode_md5("1B2M2Y8AsgTpgAmY7PhCfg==").is_some());
+        assert!(decode_md5("AAAA").is_none());
+        assert!(decode_md5("not base64").is_none());
+        let m = map(&[("content-md5", "AAAA")]);
+        let e = Headers(&m).md5("content-md5").unwrap_err();
+        assert_eq!(e.answer().code, "InvalidMd5");
+    }
+
+    #[test]
+    fn metadata_headers_are_collected_and_validated() {
+        let m = map(&[("x-ms-meta-owner", " alice "), ("x-ms-meta-", "v")]);
+        assert_eq!(
+            Headers(&m).metadata().unwrap_err().answer().code,
+            "EmptyMetadataKey"
+        );
+        let m = map(&[("x-ms-meta-owner", " alice ")]);
+        let md = Headers(&m).metadata().unwrap();
+        assert_eq!(md.pairs(), [("owner".to_owned(), "alice".to_owned())]);
+    }
+
+    #[test]
+    fn x_ms_range_wins_over_range() {
+        let m = map(&[("range", "bytes=0-1"), ("x-ms-range", "bytes=5-9")]);
+        assert_eq!(
+            Headers(&m).range().unwrap(),
+            Some(ByteRange {
+                start: 5,
+                end: Some(9)
+            })
+        );
+    }
+}

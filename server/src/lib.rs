@@ -1,0 +1,41 @@
+//! The HTTP layer of Stowage: the Azure Blob Storage REST API over actix-web.
+//!
+//! One catch-all route turns each request into an [`ops`] operation, checks
+//! who is asking ([`auth`]), calls one `stowage_blobstore::Store` method and
+//! renders the answer. Everything HTTP — headers, query strings, XML, status
+//! codes, signatures — lives in this crate; nothing here knows SQL or file
+//! paths.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use std::sync::Arc;
+//! use stowage_blobstore::{Store, StoreConfig, SystemClock};
+//! use stowage_server::{serve, Accounts, AppState};
+//! let clock = Arc::new(SystemClock);
+//! let store = Store::open(StoreConfig::in_memory(), clock.clone()).await?;
+//! let state = Arc::new(AppState { store, accounts: Accounts::development(), clock });
+//! let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! serve(listener, state, 1)?.await?;
+//! # Ok(()) }
+//! ```
+
+pub mod accounts;
+pub mod auth;
+mod config;
+mod error;
+mod handler;
+mod headers;
+mod http_dates;
+mod ops;
+mod request;
+mod response;
+mod state;
+mod target;
+mod version;
+mod xml;
+
+pub use accounts::{Account, Accounts};
+pub use config::{Config, GC_INTERVAL};
+pub use error::{ApiError, ErrorAnswer};
+pub use handler::serve;
+pub use state::AppState;

@@ -1,0 +1,302 @@
+//! Blob operations (spec/10-operations.md §B1–B7).
+
+use actix_web::{HttpResponse, web};
+use futures::TryStreamExt;
+use md5::{Digest, Md5};
+use stowage_blobstore::{
+    BlobType, ConditionKind, DeleteBlobInput, DeleteSnapshots, GetBlobInput, PutBlobInput,
+    SetBlobMetadataInput, SetBlobPropertiesInput, conditions,
+};
+
+use crate::error::ApiError;
+use crate::request::RequestContext;
+use crate::response;
+
+/// Put Blob body limits by request version (spec/00-overview.md §10).
+fn put_blob_limit(version: &str) -> u64 {
+    if version >= "2019-12-12" {
+        5_242_880_000
+    } else if version >= "2016-05-31" {
+        256 * 1024 * 1024
+    } else {
+        64 * 1024 * 1024
+    }
+}
+
+/// The largest range for which `x-ms-range-get-content-md5` is honoured.
+const RANGE_MD5_MAX: u64 = 4 * 1024 * 1024;
+
+/// Headers of features Stowage does not serve: refused rather than ignored.
+fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
+    let h = ctx.headers();
+    for name in [
+        "x-ms-encryption-key",
+        "x-ms-encryption-key-sha256",
+        "x-ms-encryption-algorithm",
+        "x-ms-encryption-scope",
+        "x-ms-content-crc64",
+        "x-ms-range-get-content-crc64",
+        "x-ms-tags",
+        "x-ms-if-tags",
+    ] {
+        if h.has(name) {
+            return Err(ApiError::NotImplemented);
+        }
+    }
+    Ok(())
+}
+
+fn access_tier(ctx: &RequestContext) -> Result<Option<String>, ApiError> {
+    ctx.headers().parse("x-ms-access-tier", |v| {
+        matches!(v, "Hot" | "Cool" | "Cold").then(|| v.to_owned())
+    })
+}
+
+pub(crate) async fn put_blob(
+    ctx: &RequestContext,
+    body: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    let blob_type = h.require("x-ms-blob-type", BlobType::parse)?;
+    let content_length = h.content_length()?;
+    match blob_type {
+        BlobType::BlockBlob => {
+            if h.has("x-ms-blob-content-length") {
+                return Err(ApiError::InvalidHeaderValue {
+                    name: "x-ms-blob-content-length".into(),
+                    value: h
+                        .get("x-ms-blob-content-length")?
+                        .unwrap_or_default()
+                        .into(),
+                });
+            }
+            let max = put_blob_limit(&ctx.version);
+            if content_length > max {
+                return Err(ApiError::RequestBodyTooLarge { max });
+            }
+        }
+        BlobType::AppendBlob => {
+            if content_length != 0 {
+                return Err(ApiError::InvalidHeaderValue {
+                    name: "Content-Length".into(),
+                    value: content_length.to_string(),
+                });
+            }
+        }
+        // Page blobs come later (spec/10-operations.md §B16).
+        BlobType::PageBlob => return Err(ApiError::NotImplemented),
+    }
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Create)?;
+    let input = PutBlobInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        blob_type,
+        content: h.put_blob_content()?,
+        transactional_md5: h.md5("content-md5")?,
+        metadata: h.metadata()?,
+        conditions,
+        lease_id: h.lease_id()?,
+        content_length,
+        access_tier: access_tier(ctx)?,
+    };
+    let stream = body.map_err(std::io::Error::other);
+    let out = ctx.store().put_blob(input, stream).await?;
+    let mut b = HttpResponse::Created();
+    response::version(&mut b, &out.version);
+    if blob_type == BlobType::BlockBlob {
+        b.insert_header(("content-md5", response::md5_base64(&out.body_md5)));
+    }
+    b.insert_header(("x-ms-request-server-encrypted", "true"));
+    Ok(b.finish())
+}
+
+fn get_input(ctx: &RequestContext, with_range: bool) -> Result<GetBlobInput, ApiError> {
+    let h = ctx.headers();
+    Ok(GetBlobInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        snapshot: ctx.snapshot(),
+        range: if with_range { h.range()? } else { None },
+        conditions: h.conditions()?,
+        lease_id: h.lease_id()?,
+    })
+}
+
+pub(crate) async fn get_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    refuse_unsupported(ctx)?;
+    let input = get_input(ctx, true)?;
+    let want_md5 = ctx.headers().flag("x-ms-range-get-content-md5")?;
+    if want_md5 && input.range.is_none() {
+        return Err(ApiError::InvalidHeaderValue {
+            name: "x-ms-range-get-content-md5".into(),
+            value: "true".into(),
+        });
+    }
+    let out = ctx.store().get_blob(input).await?;
+    let p = &out.properties;
+    let mut b = match &out.range {
+        Some(_) => HttpResponse::PartialContent(),
+        None => HttpResponse::Ok(),
+    };
+    response::blob_properties(&mut b, p);
+    let len = match &out.range {
+        Some(r) => {
+            b.insert_header((
+                "content-range",
+                format!("bytes {}-{}/{}", r.start, r.end - 1, p.size),
+            ));
+            if let Some(md5) = &p.content.content_md5 {
+                b.insert_header(("x-ms-blob-content-md5", response::md5_base64(md5)));
+            }
+            r.end - r.start
+        }
+        None => {
+            if let Some(md5) = &p.content.content_md5 {
+                b.insert_header(("content-md5", response::md5_base64(md5)));
+            }
+            p.size
+        }
+    };
+    let body = out.body.map_err(|e| {
+        tracing::error!(error = %e, "blob stream failed");
+        std::io::Error::other(e)
+    });
+    if want_md5 {
+        if len > RANGE_MD5_MAX {
+            return Err(ApiError::InvalidHeaderValue {
+                name: "x-ms-range-get-content-md5".into(),
+                value: "true".into(),
+            });
+        }
+        // At most 4 MiB: hashed before the reply, as the header goes first.
+        let bytes: Vec<bytes::Bytes> = body
+            .try_collect()
+            .await
+            .map_err(|e| ApiError::Store(stowage_blobstore::Error::Io(e)))?;
+        let mut md5 = Md5::new();
+        bytes.iter().for_each(|c| md5.update(c));
+        b.insert_header(("content-md5", response::md5_base64(&md5.finalize().into())));
+        return Ok(b.no_chunking(len).streaming(futures::stream::iter(
+            bytes.into_iter().map(Ok::<_, std::io::Error>),
+        )));
+    }
+    Ok(b.no_chunking(len).streaming(body))
+}
+
+pub(crate) async fn get_blob_properties(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    refuse_unsupported(ctx)?;
+    let p = ctx
+        .store()
+        .get_blob_properties(get_input(ctx, false)?)
+        .await?;
+    let mut b = HttpResponse::Ok();
+    response::blob_properties(&mut b, &p);
+    if let Some(md5) = &p.content.content_md5 {
+        b.insert_header(("content-md5", response::md5_base64(md5)));
+    }
+    if p.blob_type == BlobType::BlockBlob {
+        b.insert_header((
+            "x-ms-access-tier",
+            p.access_tier.as_deref().unwrap_or("Hot"),
+        ));
+        if p.access_tier.is_none() {
+            b.insert_header(("x-ms-access-tier-inferred", "true"));
+        }
+    }
+    // A HEAD answer carries the length a GET would return, and no body.
+    Ok(b.no_chunking(p.size)
+        .streaming(futures::stream::empty::<Result<bytes::Bytes, std::io::Error>>()))
+}
+
+pub(crate) async fn get_blob_metadata(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    refuse_unsupported(ctx)?;
+    let p = ctx
+        .store()
+        .get_blob_properties(get_input(ctx, false)?)
+        .await?;
+    let mut b = HttpResponse::Ok();
+    response::version(&mut b, &p.version);
+    response::metadata(&mut b, &p.metadata);
+    Ok(b.finish())
+}
+
+pub(crate) async fn set_blob_properties(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    for page_only in ["x-ms-blob-content-length", "x-ms-sequence-number-action"] {
+        if let Some(v) = h.get(page_only)? {
+            return Err(ApiError::InvalidHeaderValue {
+                name: page_only.into(),
+                value: v.into(),
+            });
+        }
+    }
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Write)?;
+    let input = SetBlobPropertiesInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        content: h.blob_content_headers()?,
+        conditions,
+        lease_id: h.lease_id()?,
+    };
+    let v = ctx.store().set_blob_properties(input).await?;
+    let mut b = HttpResponse::Ok();
+    response::version(&mut b, &v);
+    Ok(b.finish())
+}
+
+pub(crate) async fn set_blob_metadata(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Write)?;
+    let input = SetBlobMetadataInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        metadata: h.metadata()?,
+        conditions,
+        lease_id: h.lease_id()?,
+    };
+    let v = ctx.store().set_blob_metadata(input).await?;
+    let mut b = HttpResponse::Ok();
+    response::version(&mut b, &v);
+    b.insert_header(("x-ms-request-server-encrypted", "true"));
+    Ok(b.finish())
+}
+
+pub(crate) async fn delete_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    let delete_snapshots = h.parse("x-ms-delete-snapshots", |v| match v {
+        "include" => Some(DeleteSnapshots::Include),
+        "only" => Some(DeleteSnapshots::Only),
+        _ => None,
+    })?;
+    let snapshot = ctx.snapshot();
+    if snapshot.is_some() && delete_snapshots.is_some() {
+        return Err(stowage_blobstore::Error::SnapshotOperation.into());
+    }
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Write)?;
+    let input = DeleteBlobInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        snapshot,
+        delete_snapshots,
+        conditions,
+        lease_id: h.lease_id()?,
+    };
+    ctx.store().delete_blob(input).await?;
+    Ok(HttpResponse::Accepted().finish())
+}

@@ -1,0 +1,167 @@
+//! Container operations (spec/10-operations.md §C1–C9).
+
+use actix_web::HttpResponse;
+use stowage_blobstore::{
+    ConditionKind, CreateContainerInput, DeleteContainerInput, ListBlobsInput, PublicAccess,
+    SetContainerMetadataInput, conditions,
+};
+
+use super::params;
+use crate::error::ApiError;
+use crate::request::RequestContext;
+use crate::{response, xml};
+
+fn public_access(ctx: &RequestContext) -> Result<Option<PublicAccess>, ApiError> {
+    ctx.headers()
+        .parse("x-ms-blob-public-access", PublicAccess::parse)
+}
+
+pub(crate) async fn create_container(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    let h = ctx.headers();
+    let input = CreateContainerInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        metadata: h.metadata()?,
+        public_access: public_access(ctx)?,
+        default_encryption_scope: h.get("x-ms-default-encryption-scope")?.map(str::to_owned),
+        deny_encryption_scope_override: h.flag("x-ms-deny-encryption-scope-override")?,
+    };
+    let v = ctx.store().create_container(input).await?;
+    let mut b = HttpResponse::Created();
+    response::version(&mut b, &v);
+    Ok(b.finish())
+}
+
+pub(crate) async fn get_container_properties(
+    ctx: &RequestContext,
+) -> Result<HttpResponse, ApiError> {
+    let lease_id = ctx.headers().lease_id()?;
+    let p = ctx
+        .store()
+        .get_container_properties(ctx.account(), &ctx.container()?, lease_id)
+        .await?;
+    let mut b = HttpResponse::Ok();
+    response::version(&mut b, &p.version);
+    response::metadata(&mut b, &p.metadata);
+    response::lease(&mut b, &p.lease);
+    if let Some(access) = p.public_access {
+        b.insert_header(("x-ms-blob-public-access", access.as_str()));
+    }
+    b.insert_header(("x-ms-has-immutability-policy", "false"));
+    b.insert_header(("x-ms-has-legal-hold", "false"));
+    b.insert_header((
+        "x-ms-default-encryption-scope",
+        p.default_encryption_scope.as_str(),
+    ));
+    b.insert_header((
+        "x-ms-deny-encryption-scope-override",
+        if p.deny_encryption_scope_override {
+            "true"
+        } else {
+            "false"
+        },
+    ));
+    Ok(b.finish())
+}
+
+pub(crate) async fn get_container_metadata(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    let lease_id = ctx.headers().lease_id()?;
+    let p = ctx
+        .store()
+        .get_container_properties(ctx.account(), &ctx.container()?, lease_id)
+        .await?;
+    let mut b = HttpResponse::Ok();
+    response::version(&mut b, &p.version);
+    response::metadata(&mut b, &p.metadata);
+    Ok(b.finish())
+}
+
+pub(crate) async fn set_container_metadata(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    let h = ctx.headers();
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::ContainerModifiedSince)?;
+    let input = SetContainerMetadataInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        metadata: h.metadata()?,
+        conditions,
+        lease_id: h.lease_id()?,
+    };
+    let v = ctx.store().set_container_metadata(input).await?;
+    let mut b = HttpResponse::Ok();
+    response::version(&mut b, &v);
+    Ok(b.finish())
+}
+
+pub(crate) async fn delete_container(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    let h = ctx.headers();
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::ContainerDates)?;
+    let input = DeleteContainerInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        conditions,
+        lease_id: h.lease_id()?,
+    };
+    ctx.store().delete_container(input).await?;
+    Ok(HttpResponse::Accepted().finish())
+}
+
+/// The `include` options of List Blobs (spec/50-listing.md §3.1).
+const BLOB_INCLUDES: &[&str] = &[
+    "snapshots",
+    "metadata",
+    "uncommittedblobs",
+    "copy",
+    "tags",
+    "deleted",
+    "versions",
+    "deletedwithversions",
+    "immutabilitypolicy",
+    "legalhold",
+    "permissions",
+];
+
+pub(crate) async fn list_blobs(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    let q = &ctx.query;
+    let include = params::include(q, BLOB_INCLUDES)?;
+    let has = |o: &str| include.iter().any(|i| i == o);
+    let delimiter = q.get("delimiter").filter(|d| !d.is_empty());
+    if has("snapshots") && delimiter.is_some() {
+        return Err(ApiError::InvalidQueryParameterValue {
+            name: "include".into(),
+            value: q.all("include").collect::<Vec<_>>().join(","),
+        });
+    }
+    let container = ctx.container()?;
+    let input = ListBlobsInput {
+        account: ctx.account().to_owned(),
+        container: container.clone(),
+        prefix: q.get("prefix").unwrap_or_default().to_owned(),
+        delimiter: delimiter.map(str::to_owned),
+        marker: params::marker(q)?,
+        max_results: params::max_results(q)?,
+        include_snapshots: has("snapshots"),
+        include_uncommitted: has("uncommittedblobs"),
+    };
+    let out = ctx.store().list_blobs(input).await?;
+    let endpoint = ctx.service_endpoint();
+    let echo = xml::Echo {
+        service_endpoint: &endpoint,
+        prefix: q.get("prefix"),
+        marker: q.get("marker"),
+        max_results: q.get("maxresults"),
+        delimiter: q.get("delimiter"),
+    };
+    let body = xml::list_blobs(
+        &echo,
+        container.as_str(),
+        &out,
+        xml::BlobInclude {
+            metadata: has("metadata"),
+        },
+    );
+    Ok(HttpResponse::Ok()
+        .content_type("application/xml")
+        .body(body))
+}

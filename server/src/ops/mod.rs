@@ -1,0 +1,233 @@
+//! REST operations: [`Operation`] names each one the way the REST reference
+//! does, [`Operation::parse`] picks it from a request (spec/00-overview.md
+//! §1.2), and [`dispatch`] calls its handler.
+
+mod blob;
+mod container;
+mod lease;
+mod params;
+mod service;
+
+use actix_web::HttpResponse;
+use actix_web::http::Method;
+
+use crate::error::ApiError;
+use crate::request::RequestContext;
+use crate::target::Level;
+
+/// Every operation of the dispatch table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Operation {
+    ListContainers,
+    SetBlobServiceProperties,
+    GetBlobServiceProperties,
+    GetAccountInformation,
+    CreateContainer,
+    GetContainerProperties,
+    GetContainerMetadata,
+    SetContainerMetadata,
+    GetContainerAcl,
+    SetContainerAcl,
+    DeleteContainer,
+    LeaseContainer,
+    ListBlobs,
+    PutBlob,
+    CopyBlob,
+    PutBlobFromUrl,
+    GetBlob,
+    GetBlobProperties,
+    SetBlobProperties,
+    GetBlobMetadata,
+    SetBlobMetadata,
+    DeleteBlob,
+    SnapshotBlob,
+    AbortCopyBlob,
+    LeaseBlob,
+    PutBlock,
+    PutBlockList,
+    GetBlockList,
+    AppendBlock,
+    PutPage,
+    GetPageRanges,
+    SetBlobTags,
+    GetBlobTags,
+    CorsPreflight,
+}
+
+/// `comp` values of the service that Stowage does not implement.
+const NOT_IMPLEMENTED_COMP: &[&str] = &[
+    "tier",
+    "stats",
+    "batch",
+    "blobs",
+    "undelete",
+    "seal",
+    "expiry",
+    "query",
+    "userdelegationkey",
+    "incrementalcopy",
+    "rename",
+    "immutabilitypolicies",
+    "legalhold",
+];
+
+/// Every `comp` value the service knows (spec/00-overview.md §1.1).
+const KNOWN_COMP: &[&str] = &[
+    "list",
+    "metadata",
+    "acl",
+    "lease",
+    "properties",
+    "block",
+    "blocklist",
+    "appendblock",
+    "snapshot",
+    "copy",
+    "page",
+    "pagelist",
+    "tags",
+];
+
+/// The facts of a request that choose its operation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RouteKey<'a> {
+    pub method: &'a Method,
+    pub level: Level,
+    pub restype: Option<&'a str>,
+    pub comp: Option<&'a str>,
+    pub has_blob_type: bool,
+    pub has_copy_source: bool,
+}
+
+impl Operation {
+    /// Picks the operation, or the service's error for a request that
+    /// matches none (spec/00-overview.md §1.3).
+    pub(crate) fn parse(k: RouteKey<'_>) -> Result<Operation, ApiError> {
+        use Operation::*;
+        let m = k.method;
+        if m == Method::OPTIONS {
+            return Ok(CorsPreflight);
+        }
+        let bad = |name: &str, value: &str| ApiError::InvalidQueryParameterValue {
+            name: name.to_owned(),
+            value: value.to_owned(),
+        };
+        if let Some(r) = k.restype {
+            if !matches!(r, "container" | "service" | "account") {
+                return Err(bad("restype", r));
+            }
+        }
+        if let Some(c) = k.comp {
+            if NOT_IMPLEMENTED_COMP.contains(&c) {
+                return Err(ApiError::NotImplemented);
+            }
+            if !KNOWN_COMP.contains(&c) {
+                return Err(bad("comp", c));
+            }
+        }
+        let get = m == Method::GET;
+        let head = m == Method::HEAD;
+        let put = m == Method::PUT;
+        let delete = m == Method::DELETE;
+        let verb = |op: Operation, allowed: bool| {
+            if allowed {
+                Ok(op)
+            } else {
+                Err(ApiError::UnsupportedHttpVerb)
+            }
+        };
+        match (k.restype, k.comp) {
+            (Some("account"), Some("properties")) => {
+                return verb(GetAccountInformation, get || head);
+            }
+            (Some("account"), _) => return Err(ApiError::InvalidUri),
+            _ => {}
+        }
+        match k.level {
+            Level::Account => match (k.restype, k.comp) {
+                (None, Some("list")) => verb(ListContainers, get),
+                (Some("service"), Some("properties")) if put => Ok(SetBlobServiceProperties),
+                (Some("service"), Some("properties")) => verb(GetBlobServiceProperties, get),
+                _ => Err(ApiError::InvalidUri),
+            },
+            Level::Container => match (k.restype, k.comp) {
+                (Some("container"), None) if put => Ok(CreateContainer),
+                (Some("container"), None) if get || head => Ok(GetContainerProperties),
+                (Some("container"), None) => verb(DeleteContainer, delete),
+                (Some("container"), Some("metadata")) if put => Ok(SetContainerMetadata),
+                (Some("container"), Some("metadata")) => verb(GetContainerMetadata, get || head),
+                (Some("container"), Some("acl")) if put => Ok(SetContainerAcl),
+                (Some("container"), Some("acl")) => verb(GetContainerAcl, get || head),
+                (Some("container"), Some("lease")) => verb(LeaseContainer, put),
+                (Some("container"), Some("list")) => verb(ListBlobs, get),
+                (Some("container"), Some(_)) => Err(ApiError::UnsupportedHttpVerb),
+                _ => Err(ApiError::InvalidUri),
+            },
+            Level::Blob => match k.comp {
+                None if put => match (k.has_blob_type, k.has_copy_source) {
+                    (true, false) => Ok(PutBlob),
+                    (false, true) => Ok(CopyBlob),
+                    (true, true) => Ok(PutBlobFromUrl),
+                    (false, false) => Err(ApiError::MissingRequiredHeader("x-ms-blob-type")),
+                },
+                None if get => Ok(GetBlob),
+                None if head => Ok(GetBlobProperties),
+                None => verb(DeleteBlob, delete),
+                Some("properties") => verb(SetBlobProperties, put),
+                Some("metadata") if put => Ok(SetBlobMetadata),
+                Some("metadata") => verb(GetBlobMetadata, get || head),
+                Some("snapshot") => verb(SnapshotBlob, put),
+                Some("copy") => verb(AbortCopyBlob, put),
+                Some("lease") => verb(LeaseBlob, put),
+                Some("block") => verb(PutBlock, put),
+                Some("blocklist") if put => Ok(PutBlockList),
+                Some("blocklist") => verb(GetBlockList, get),
+                Some("appendblock") => verb(AppendBlock, put),
+                Some("page") => verb(PutPage, put),
+                Some("pagelist") => verb(GetPageRanges, get),
+                Some("tags") if put => Ok(SetBlobTags),
+                Some("tags") => verb(GetBlobTags, get),
+                Some(_) => Err(ApiError::UnsupportedHttpVerb),
+            },
+        }
+    }
+}
+
+/// Calls the handler of `op`. Operations whose issue has not landed answer
+/// `501 NotImplemented` like any other operation Stowage does not serve.
+pub(crate) async fn dispatch(
+    op: Operation,
+    ctx: &RequestContext,
+    body: actix_web::web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    use Operation::*;
+    match op {
+        ListContainers => service::list_containers(ctx).await,
+        SetBlobServiceProperties => service::set_blob_service_properties(ctx, body).await,
+        GetBlobServiceProperties => service::get_blob_service_properties(ctx).await,
+        GetAccountInformation => service::get_account_information(ctx).await,
+        CreateContainer => container::create_container(ctx).await,
+        GetContainerProperties => container::get_container_properties(ctx).await,
+        GetContainerMetadata => container::get_container_metadata(ctx).await,
+        SetContainerMetadata => container::set_container_metadata(ctx).await,
+        DeleteContainer => container::delete_container(ctx).await,
+        ListBlobs => container::list_blobs(ctx).await,
+        LeaseContainer => lease::lease_container(ctx).await,
+        PutBlob => blob::put_blob(ctx, body).await,
+        GetBlob => blob::get_blob(ctx).await,
+        GetBlobProperties => blob::get_blob_properties(ctx).await,
+        SetBlobProperties => blob::set_blob_properties(ctx).await,
+        GetBlobMetadata => blob::get_blob_metadata(ctx).await,
+        SetBlobMetadata => blob::set_blob_metadata(ctx).await,
+        DeleteBlob => blob::delete_blob(ctx).await,
+        LeaseBlob => lease::lease_blob(ctx).await,
+        GetContainerAcl | SetContainerAcl | CopyBlob | PutBlobFromUrl | SnapshotBlob
+        | AbortCopyBlob | PutBlock | PutBlockList | GetBlockList | AppendBlock | PutPage
+        | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
+            Err(ApiError::NotImplemented)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

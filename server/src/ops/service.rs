@@ -1,0 +1,91 @@
+//! Service operations (spec/10-operations.md §S1–S4).
+
+use actix_web::{HttpResponse, web};
+use futures::StreamExt;
+use stowage_blobstore::ListContainersInput;
+
+use super::params;
+use crate::error::ApiError;
+use crate::request::RequestContext;
+use crate::xml;
+
+/// Largest XML request body accepted (Set Blob Service Properties).
+const MAX_XML_BODY: usize = 64 * 1024;
+
+pub(crate) async fn list_containers(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    let include = params::include(&ctx.query, &["metadata", "system", "deleted"])?;
+    let input = ListContainersInput {
+        account: ctx.account().to_owned(),
+        prefix: ctx.query.get("prefix").unwrap_or_default().to_owned(),
+        marker: params::marker(&ctx.query)?,
+        max_results: params::max_results(&ctx.query)?,
+    };
+    let out = ctx.store().list_containers(input).await?;
+    let endpoint = ctx.service_endpoint();
+    let echo = xml::Echo {
+        service_endpoint: &endpoint,
+        prefix: ctx.query.get("prefix"),
+        marker: ctx.query.get("marker"),
+        max_results: ctx.query.get("maxresults"),
+        delimiter: None,
+    };
+    let body = xml::list_containers(&echo, &out, include.iter().any(|i| i == "metadata"));
+    Ok(HttpResponse::Ok()
+        .content_type("application/xml")
+        .body(body))
+}
+
+/// Collects an XML request body up to [`MAX_XML_BODY`] bytes.
+pub(crate) async fn xml_body(mut body: web::Payload) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|_| ApiError::InvalidInput)?;
+        if out.len() + chunk.len() > MAX_XML_BODY {
+            return Err(ApiError::RequestBodyTooLarge {
+                max: MAX_XML_BODY as u64,
+            });
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+pub(crate) async fn set_blob_service_properties(
+    ctx: &RequestContext,
+    body: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    ctx.headers().content_length()?;
+    let bytes = xml_body(body).await?;
+    let update = std::str::from_utf8(&bytes).map_err(|_| ApiError::InvalidXmlDocument)?;
+    let stored = ctx
+        .store()
+        .get_service_properties(ctx.account())
+        .await?
+        .unwrap_or_else(xml::default_service_properties);
+    let merged = xml::merge_service_properties(&stored, update)?;
+    ctx.store()
+        .set_service_properties(ctx.account(), merged)
+        .await?;
+    Ok(HttpResponse::Accepted().finish())
+}
+
+pub(crate) async fn get_blob_service_properties(
+    ctx: &RequestContext,
+) -> Result<HttpResponse, ApiError> {
+    let doc = ctx
+        .store()
+        .get_service_properties(ctx.account())
+        .await?
+        .unwrap_or_else(xml::default_service_properties);
+    Ok(HttpResponse::Ok().content_type("application/xml").body(doc))
+}
+
+pub(crate) async fn get_account_information(
+    _ctx: &RequestContext,
+) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok()
+        .insert_header(("x-ms-sku-name", "Standard_RAGRS"))
+        .insert_header(("x-ms-account-kind", "StorageV2"))
+        .insert_header(("x-ms-is-hns-enabled", "false"))
+        .finish())
+}

@@ -1,0 +1,71 @@
+//! The per-request context every handler receives.
+
+use std::sync::Arc;
+
+use actix_web::HttpRequest;
+use stowage_blobstore::{BlobName, ContainerName, Store};
+
+use crate::error::ApiError;
+use crate::headers::Headers;
+use crate::state::AppState;
+use crate::target::{Query, Target};
+
+/// Everything a handler needs to know about its request.
+#[derive(Debug)]
+pub(crate) struct RequestContext {
+    pub state: Arc<AppState>,
+    pub req: HttpRequest,
+    pub target: Target,
+    pub query: Query,
+    /// The `x-ms-version` the request is processed with.
+    pub version: String,
+}
+
+impl RequestContext {
+    pub(crate) fn headers(&self) -> Headers<'_> {
+        Headers(self.req.headers())
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.state.store
+    }
+
+    pub(crate) fn account(&self) -> &str {
+        &self.target.account
+    }
+
+    /// The addressed container, validated (spec/00-overview.md §6.2).
+    pub(crate) fn container(&self) -> Result<ContainerName, ApiError> {
+        let name = self
+            .target
+            .container
+            .as_deref()
+            .ok_or(ApiError::InvalidUri)?;
+        ContainerName::parse(name).map_err(|e| stowage_blobstore::Error::Name(e).into())
+    }
+
+    /// The addressed blob, validated (spec/00-overview.md §6.3).
+    pub(crate) fn blob(&self) -> Result<BlobName, ApiError> {
+        let name = self.target.blob.as_deref().ok_or(ApiError::InvalidUri)?;
+        BlobName::parse(name).map_err(|e| stowage_blobstore::Error::Name(e).into())
+    }
+
+    /// `?snapshot=`; writes addressed to a snapshot are refused by callers.
+    pub(crate) fn snapshot(&self) -> Option<String> {
+        self.query.get("snapshot").map(str::to_owned)
+    }
+
+    /// Refuses a write addressed to a snapshot (spec/10-operations.md §0).
+    pub(crate) fn forbid_snapshot(&self) -> Result<(), ApiError> {
+        match self.query.get("snapshot") {
+            Some(_) => Err(stowage_blobstore::Error::SnapshotOperation.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// `http://<host>/<account>/`, the listings' `ServiceEndpoint`.
+    pub(crate) fn service_endpoint(&self) -> String {
+        let info = self.req.connection_info();
+        format!("{}://{}/{}/", info.scheme(), info.host(), self.account())
+    }
+}

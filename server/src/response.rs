@@ -1,0 +1,76 @@
+//! Building responses: the headers that many operations share.
+
+use actix_web::HttpResponseBuilder;
+use base64::Engine as _;
+use stowage_blobstore::{
+    BlobProperties, BlobType, LeaseProperties, LeaseState, Metadata, Versioned,
+};
+
+use crate::http_dates::http_date;
+
+/// `ETag` (quoted) and `Last-Modified`.
+pub(crate) fn version(b: &mut HttpResponseBuilder, v: &Versioned) {
+    b.insert_header(("etag", v.etag.quoted()));
+    b.insert_header(("last-modified", http_date(v.last_modified)));
+}
+
+/// One `x-ms-meta-<name>` per pair.
+pub(crate) fn metadata(b: &mut HttpResponseBuilder, m: &Metadata) {
+    for (name, value) in m.pairs() {
+        b.append_header((format!("x-ms-meta-{name}"), value.as_str()));
+    }
+}
+
+/// `x-ms-lease-status`, `-state`, and `-duration` while leased.
+pub(crate) fn lease(b: &mut HttpResponseBuilder, l: &LeaseProperties) {
+    b.insert_header(("x-ms-lease-status", l.status.as_str()));
+    b.insert_header(("x-ms-lease-state", l.state.as_str()));
+    if l.state == LeaseState::Leased {
+        if let Some(d) = l.duration {
+            b.insert_header(("x-ms-lease-duration", d.as_str()));
+        }
+    }
+}
+
+/// Base64 of an MD5.
+pub(crate) fn md5_base64(md5: &[u8; 16]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(md5)
+}
+
+/// The properties headers of Get Blob and Get Blob Properties
+/// (spec/10-operations.md §B2, §B3), without length and range headers.
+pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
+    version(b, &p.version);
+    let c = &p.content;
+    b.insert_header((
+        "content-type",
+        c.content_type
+            .as_deref()
+            .unwrap_or("application/octet-stream"),
+    ));
+    for (name, value) in [
+        ("content-encoding", &c.content_encoding),
+        ("content-language", &c.content_language),
+        ("content-disposition", &c.content_disposition),
+        ("cache-control", &c.cache_control),
+    ] {
+        if let Some(v) = value {
+            b.insert_header((name, v.as_str()));
+        }
+    }
+    b.insert_header(("accept-ranges", "bytes"));
+    b.insert_header(("x-ms-creation-time", http_date(p.creation_time)));
+    b.insert_header(("x-ms-blob-type", p.blob_type.as_str()));
+    metadata(b, &p.metadata);
+    lease(b, &p.lease);
+    if p.blob_type == BlobType::AppendBlob {
+        b.insert_header((
+            "x-ms-blob-committed-block-count",
+            p.committed_block_count.unwrap_or(0).to_string(),
+        ));
+    }
+    b.insert_header(("x-ms-server-encrypted", "true"));
+    if let Some(snapshot) = &p.snapshot {
+        b.insert_header(("x-ms-snapshot", snapshot.as_str()));
+    }
+}

@@ -1,0 +1,18 @@
+//! What every request shares: the store, the accounts and the clock.
+
+use std::sync::Arc;
+
+use stowage_blobstore::{Clock, Store};
+
+use crate::accounts::Accounts;
+
+/// Shared server state, built once at start-up (or once per test server).
+#[derive(Debug)]
+pub struct AppState {
+    /// The storage engine.
+    pub store: Store,
+    /// Configured accounts and their keys.
+    pub accounts: Accounts,
+    /// The clock used for request-time checks (Shared Key date window).
+    pub clock: Arc<dyn Clock>,
+}

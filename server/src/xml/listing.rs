@@ -1,0 +1,211 @@
+//! The `EnumerationResults` documents of List Containers and List Blobs
+//! (spec/50-listing.md §2, §3).
+
+use base64::Engine as _;
+use stowage_blobstore::{
+    BlobListItem, BlobProperties, BlobType, ContainerProperties, LeaseState, ListBlobsOutput,
+    ListContainersOutput, Metadata,
+};
+
+use super::XmlWriter;
+use crate::http_dates::http_date;
+
+/// The request parameters a listing echoes, as sent.
+#[derive(Debug, Default)]
+pub(crate) struct Echo<'a> {
+    pub service_endpoint: &'a str,
+    pub prefix: Option<&'a str>,
+    pub marker: Option<&'a str>,
+    pub max_results: Option<&'a str>,
+    pub delimiter: Option<&'a str>,
+}
+
+fn echo(w: &mut XmlWriter, e: &Echo<'_>) {
+    w.optional("Prefix", e.prefix);
+    w.optional("Marker", e.marker);
+    w.optional("MaxResults", e.max_results);
+    w.optional("Delimiter", e.delimiter);
+}
+
+fn metadata(w: &mut XmlWriter, m: &Metadata) {
+    if m.is_empty() {
+        w.empty("Metadata");
+        return;
+    }
+    w.open("Metadata");
+    for (name, value) in m.pairs() {
+        w.element(name, value);
+    }
+    w.close("Metadata");
+}
+
+fn lease(w: &mut XmlWriter, l: &stowage_blobstore::LeaseProperties) {
+    w.element("LeaseStatus", l.status.as_str());
+    w.element("LeaseState", l.state.as_str());
+    if l.state == LeaseState::Leased {
+        w.optional("LeaseDuration", l.duration.map(|d| d.as_str()));
+    }
+}
+
+pub(crate) fn list_containers(
+    e: &Echo<'_>,
+    out: &ListContainersOutput,
+    include_metadata: bool,
+) -> String {
+    let mut w = XmlWriter::new();
+    w.open_with(
+        "EnumerationResults",
+        &[("ServiceEndpoint", e.service_endpoint)],
+    );
+    echo(&mut w, e);
+    if out.containers.is_empty() {
+        w.empty("Containers");
+    } else {
+        w.open("Containers");
+        for c in &out.containers {
+            container(&mut w, c, include_metadata);
+        }
+        w.close("Containers");
+    }
+    let next = out
+        .next_marker
+        .as_ref()
+        .map(|m| m.encode())
+        .unwrap_or_default();
+    w.element("NextMarker", &next);
+    w.close("EnumerationResults");
+    w.finish()
+}
+
+fn container(w: &mut XmlWriter, c: &ContainerProperties, include_metadata: bool) {
+    w.open("Container");
+    w.element("Name", &c.name);
+    w.open("Properties");
+    w.element("Last-Modified", &http_date(c.version.last_modified));
+    // Quoted here, unlike List Blobs (spec/50-listing.md §2, unverified).
+    w.element("Etag", &c.version.etag.quoted());
+    lease(w, &c.lease);
+    w.optional("PublicAccess", c.public_access.map(|p| p.as_str()));
+    w.element("HasImmutabilityPolicy", "false");
+    w.element("HasLegalHold", "false");
+    w.element("DefaultEncryptionScope", &c.default_encryption_scope);
+    w.element(
+        "DenyEncryptionScopeOverride",
+        if c.deny_encryption_scope_override {
+            "true"
+        } else {
+            "false"
+        },
+    );
+    w.close("Properties");
+    if include_metadata {
+        metadata(w, &c.metadata);
+    }
+    w.close("Container");
+}
+
+/// Which optional parts of each `<Blob>` a List Blobs request asked for.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BlobInclude {
+    pub metadata: bool,
+}
+
+pub(crate) fn list_blobs(
+    e: &Echo<'_>,
+    container: &str,
+    out: &ListBlobsOutput,
+    include: BlobInclude,
+) -> String {
+    let mut w = XmlWriter::new();
+    w.open_with(
+        "EnumerationResults",
+        &[
+            ("ServiceEndpoint", e.service_endpoint),
+            ("ContainerName", container),
+        ],
+    );
+    echo(&mut w, e);
+    if out.items.is_empty() {
+        w.empty("Blobs");
+    } else {
+        w.open("Blobs");
+        for item in &out.items {
+            match item {
+                BlobListItem::Blob {
+                    properties,
+                    committed,
+                } => blob(&mut w, properties, *committed, include),
+                BlobListItem::Prefix(name) => {
+                    w.open("BlobPrefix")
+                        .element("Name", name)
+                        .close("BlobPrefix");
+                }
+            }
+        }
+        w.close("Blobs");
+    }
+    let next = out
+        .next_marker
+        .as_ref()
+        .map(|m| m.encode())
+        .unwrap_or_default();
+    w.element("NextMarker", &next);
+    w.close("EnumerationResults");
+    w.finish()
+}
+
+fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInclude) {
+    w.open("Blob");
+    w.element("Name", &b.name);
+    w.optional("Snapshot", b.snapshot.as_deref());
+    w.open("Properties");
+    w.element("Creation-Time", &http_date(b.creation_time));
+    if committed {
+        w.element("Last-Modified", &http_date(b.version.last_modified));
+        w.element("Etag", b.version.etag.as_str());
+    }
+    w.element("Content-Length", &b.size.to_string());
+    if committed {
+        let c = &b.content;
+        w.element(
+            "Content-Type",
+            c.content_type
+                .as_deref()
+                .unwrap_or("application/octet-stream"),
+        );
+        w.element(
+            "Content-Encoding",
+            c.content_encoding.as_deref().unwrap_or(""),
+        );
+        w.element(
+            "Content-Language",
+            c.content_language.as_deref().unwrap_or(""),
+        );
+        let md5 = c
+            .content_md5
+            .map(|m| base64::engine::general_purpose::STANDARD.encode(m))
+            .unwrap_or_default();
+        w.element("Content-MD5", &md5);
+        w.element(
+            "Content-Disposition",
+            c.content_disposition.as_deref().unwrap_or(""),
+        );
+        w.element("Cache-Control", c.cache_control.as_deref().unwrap_or(""));
+    }
+    w.element("BlobType", b.blob_type.as_str());
+    if b.snapshot.is_none() {
+        lease(w, &b.lease);
+    }
+    w.element("ServerEncrypted", "true");
+    if b.blob_type == BlobType::BlockBlob {
+        w.element("AccessTier", b.access_tier.as_deref().unwrap_or("Hot"));
+        if b.access_tier.is_none() {
+            w.element("AccessTierInferred", "true");
+        }
+    }
+    w.close("Properties");
+    if include.metadata && committed {
+        metadata(w, &b.metadata);
+    }
+    w.close("Blob");
+}
