@@ -1,1 +1,32 @@
-//! End-to-end test support for Stowage.
+//! End-to-end test support: a real Stowage server on an ephemeral port with
+//! its own temporary data directory and manual clock, and a small HTTP
+//! client that signs requests with Shared Key.
+//!
+//! The signer here is written from the spec independently of the server's
+//! verifier, so that each checks the other.
+
+mod client;
+mod server;
+mod signing;
+
+pub use client::{Client, Request, Response, VERSION};
+
+/// The `x-ms-version` the test client sends.
+pub fn client_version() -> &'static str {
+    VERSION
+}
+pub use server::TestServer;
+pub use signing::{shared_key_signature, string_to_sign};
+
+/// The development account and its published key.
+pub const ACCOUNT: &str = "devstoreaccount1";
+/// The development key (base64).
+pub const KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/// A name no other test uses: `prefix` plus a random suffix, valid as a
+/// container name.
+pub fn unique(prefix: &str) -> String {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    format!("{prefix}-{}", &id[..12])
+}

@@ -1,0 +1,230 @@
+//! A raw HTTP client for the tests: it builds exactly the request the test
+//! describes, signs it with Shared Key, and returns status, headers and body
+//! without interpreting them, so tests can pin the wire format.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use stowage_blobstore::Clock;
+
+use crate::signing::{shared_key_signature, string_to_sign};
+use crate::{ACCOUNT, KEY};
+
+/// The service version the test client speaks.
+pub const VERSION: &str = "2025-11-05";
+
+/// Signs requests as the development account, dated by the server's clock.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    clock: Arc<dyn Clock>,
+}
+
+impl Client {
+    /// A client for the server at `base` (`http://host:port`).
+    pub fn new(base: &str, clock: Arc<dyn Clock>) -> Client {
+        Client {
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(64)
+                .build()
+                .expect("reqwest client"),
+            base: base.to_owned(),
+            clock,
+        }
+    }
+
+    /// A request to `/<account><path>`; `path` starts with `/` and may carry
+    /// a query (already percent-encoded, as it goes on the wire).
+    pub fn request(&self, method: &str, path: &str) -> Request {
+        Request {
+            client: self.clone(),
+            method: method.to_owned(),
+            path: format!("/{ACCOUNT}{path}"),
+            headers: vec![("x-ms-version".to_owned(), VERSION.to_owned())],
+            body: None,
+            sign: true,
+        }
+    }
+
+    /// `PUT`.
+    pub fn put(&self, path: &str) -> Request {
+        self.request("PUT", path)
+    }
+    /// `GET`.
+    pub fn get(&self, path: &str) -> Request {
+        self.request("GET", path)
+    }
+    /// `HEAD`.
+    pub fn head(&self, path: &str) -> Request {
+        self.request("HEAD", path)
+    }
+    /// `DELETE`.
+    pub fn delete(&self, path: &str) -> Request {
+        self.request("DELETE", path)
+    }
+
+    /// Creates container `name` and asserts 201.
+    pub async fn create_container(&self, name: &str) {
+        let r = self.put(&format!("/{name}?restype=container")).send().await;
+        assert_eq!(r.status, 201, "create container {name}: {}", r.text());
+    }
+
+    /// Uploads a block blob and asserts 201; returns the response.
+    pub async fn put_blob(&self, container: &str, blob: &str, data: &[u8]) -> Response {
+        let r = self
+            .put(&format!("/{container}/{blob}"))
+            .header("x-ms-blob-type", "BlockBlob")
+            .body(data.to_vec())
+            .send()
+            .await;
+        assert_eq!(r.status, 201, "put blob {blob}: {}", r.text());
+        r
+    }
+}
+
+enum Body {
+    Bytes(Bytes),
+    Stream(reqwest::Body, u64),
+}
+
+/// One request being built.
+pub struct Request {
+    client: Client,
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Option<Body>,
+    sign: bool,
+}
+
+impl Request {
+    /// Adds a header (the name is lowercased).
+    pub fn header(mut self, name: &str, value: &str) -> Request {
+        self.headers.push((name.to_ascii_lowercase(), value.to_owned()));
+        self
+    }
+
+    /// Removes every header called `name` (e.g. `x-ms-version`).
+    pub fn without(mut self, name: &str) -> Request {
+        self.headers.retain(|(n, _)| n != name);
+        self
+    }
+
+    /// The request body.
+    pub fn body(mut self, data: impl Into<Bytes>) -> Request {
+        self.body = Some(Body::Bytes(data.into()));
+        self
+    }
+
+    /// A streamed body of `len` bytes.
+    pub fn body_stream(mut self, body: reqwest::Body, len: u64) -> Request {
+        self.body = Some(Body::Stream(body, len));
+        self
+    }
+
+    /// Send without `Authorization` (anonymous).
+    pub fn anonymous(mut self) -> Request {
+        self.sign = false;
+        self
+    }
+
+    /// Signs (unless anonymous) and sends; panics only on transport errors.
+    pub async fn send(self) -> Response {
+        let mut headers = self.headers;
+        let len = match &self.body {
+            Some(Body::Bytes(b)) => Some(b.len() as u64),
+            Some(Body::Stream(_, n)) => Some(*n),
+            None if matches!(self.method.as_str(), "PUT" | "POST") => Some(0),
+            None => None,
+        };
+        if let Some(n) = len {
+            if !headers.iter().any(|(h, _)| h == "content-length") {
+                headers.push(("content-length".into(), n.to_string()));
+            }
+        }
+        if !headers.iter().any(|(h, _)| h == "x-ms-date") {
+            headers.push((
+                "x-ms-date".into(),
+                httpdate::fmt_http_date(self.client.clock.now()),
+            ));
+        }
+        if self.sign {
+            let sts = string_to_sign(&self.method, &self.path, &headers);
+            let sig = shared_key_signature(KEY, &sts);
+            headers.push(("authorization".into(), format!("SharedKey {ACCOUNT}:{sig}")));
+        }
+        let method = reqwest::Method::from_bytes(self.method.as_bytes()).expect("method");
+        let url = format!("{}{}", self.client.base, self.path);
+        let mut rb = self.client.http.request(method, url);
+        for (n, v) in &headers {
+            rb = rb.header(n, v);
+        }
+        rb = match self.body {
+            Some(Body::Bytes(b)) => rb.body(b),
+            Some(Body::Stream(s, _)) => rb.body(s),
+            None => rb,
+        };
+        let resp = rb.send().await.expect("request sent");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = resp.bytes().await.expect("response body");
+        Response {
+            status,
+            headers,
+            body,
+        }
+    }
+}
+
+/// A response, uninterpreted.
+#[derive(Debug)]
+pub struct Response {
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers.
+    pub headers: reqwest::header::HeaderMap,
+    /// Response body.
+    pub body: Bytes,
+}
+
+impl Response {
+    /// A header value as text.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .map(|v| v.to_str().expect("text header").to_owned())
+    }
+
+    /// `x-ms-error-code`.
+    pub fn code(&self) -> Option<String> {
+        self.header("x-ms-error-code")
+    }
+
+    /// The `ETag` header.
+    pub fn etag(&self) -> String {
+        self.header("etag").expect("an ETag header")
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// Asserts status and error code (and that the error body names it).
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(
+            (self.status, self.code().as_deref()),
+            (status, Some(code)),
+            "body: {}",
+            self.text()
+        );
+        if status != 304 && !self.body.is_empty() {
+            assert!(
+                self.text().contains(&format!("<Code>{code}</Code>")),
+                "error body: {}",
+                self.text()
+            );
+        }
+    }
+}

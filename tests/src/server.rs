@@ -1,0 +1,100 @@
+//! An in-process Stowage server for one test.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use stowage_blobstore::{ManualClock, Store, StoreConfig};
+use stowage_server::{Accounts, AppState};
+
+use crate::Client;
+
+/// A running server with its data directory and clock.
+pub struct TestServer {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    /// The clock every time-dependent check of this server reads.
+    pub clock: Arc<ManualClock>,
+    /// The engine behind the server, for checks a client cannot make.
+    pub store: Store,
+    dir: Option<tempfile::TempDir>,
+    handle: actix_web::dev::ServerHandle,
+    addr: SocketAddr,
+}
+
+/// The instant every test clock starts at: Tue, 03 Sep 2024 10:15:07 GMT.
+pub fn epoch() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_725_358_507)
+}
+
+impl TestServer {
+    /// A server over a fresh temporary directory (real SQLite file, real files).
+    pub async fn start() -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = StoreConfig::at(dir.path().join("data"));
+        let clock = Arc::new(ManualClock::new(epoch()));
+        Self::start_with(config, clock, Some(dir)).await
+    }
+
+    /// A server whose store keeps everything in memory.
+    pub async fn start_in_memory() -> TestServer {
+        let clock = Arc::new(ManualClock::new(epoch()));
+        Self::start_with(StoreConfig::in_memory(), clock, None).await
+    }
+
+    async fn start_with(
+        config: StoreConfig,
+        clock: Arc<ManualClock>,
+        dir: Option<tempfile::TempDir>,
+    ) -> TestServer {
+        let store = Store::open(config, clock.clone()).await.expect("open store");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        let state = Arc::new(AppState {
+            store: store.clone(),
+            accounts: Accounts::development(),
+            clock: clock.clone(),
+        });
+        let server = stowage_server::serve(listener, state, 1).expect("serve");
+        let handle = server.handle();
+        tokio::spawn(server);
+        TestServer {
+            base: format!("http://{addr}"),
+            clock,
+            store,
+            dir,
+            handle,
+            addr,
+        }
+    }
+
+    /// A client signing as the development account.
+    pub fn client(&self) -> Client {
+        Client::new(&self.base, self.clock.clone())
+    }
+
+    /// The data directory (on-disk servers only).
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        self.dir
+            .as_ref()
+            .expect("an on-disk server")
+            .path()
+            .join("data")
+    }
+
+    /// Stops the server and starts a new one on the same data directory and
+    /// clock, as a restart of the process would.
+    pub async fn restart(mut self) -> TestServer {
+        self.handle.stop(true).await;
+        let dir = self.dir.take();
+        let config = StoreConfig::at(dir.as_ref().expect("an on-disk server").path().join("data"));
+        let clock = self.clock.clone();
+        drop(self.store);
+        Self::start_with(config, clock, dir).await
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}

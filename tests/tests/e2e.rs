@@ -1,0 +1,15 @@
+//! End-to-end tests: one test binary (one link) with a module per area.
+//! Each test starts its own server on port 0 with its own temporary
+//! directory and manual clock, and never sleeps.
+
+mod e2e {
+    mod basics;
+    mod blobs;
+    mod conditions;
+    mod containers;
+    mod contention;
+    mod durability;
+    mod errors;
+    mod leases;
+    mod listing;
+}

@@ -1,0 +1,32 @@
+//! Smoke tests of the harness itself: a signed round trip, and the common
+//! response headers.
+
+use stowage_tests::{unique, TestServer};
+
+#[tokio::test]
+async fn a_signed_round_trip_through_the_real_server() {
+    let server = TestServer::start().await;
+    let c = server.client();
+    let name = unique("basics");
+    c.create_container(&name).await;
+    c.put_blob(&name, "a/b.txt", b"hello").await;
+    let r = c.get(&format!("/{name}/a/b.txt")).send().await;
+    assert_eq!(r.status, 200);
+    assert_eq!(&r.body[..], b"hello");
+    assert!(r.header("x-ms-request-id").is_some());
+    assert_eq!(r.header("x-ms-version").as_deref(), Some(stowage_tests::client_version()));
+    assert!(r.header("date").is_some());
+}
+
+#[tokio::test]
+async fn a_bad_signature_is_403_authentication_failed() {
+    let server = TestServer::start().await;
+    let r = server
+        .client()
+        .get("/?comp=list")
+        .header("authorization", "SharedKey devstoreaccount1:AAAA")
+        .anonymous()
+        .send()
+        .await;
+    r.assert_error(403, "AuthenticationFailed");
+}
