@@ -43,11 +43,49 @@ pub(crate) struct WrittenExtent {
 #[derive(Clone, Debug)]
 pub(crate) struct Extents {
     store: Arc<dyn ObjectStore>,
+    /// The root directory when the store is a `LocalFileSystem`, for the
+    /// start-up sweep of staging files (see [`Extents::sweep_staging`]).
+    local_root: Option<std::path::PathBuf>,
 }
 
 impl Extents {
-    pub(crate) fn new(store: Arc<dyn ObjectStore>) -> Extents {
-        Extents { store }
+    pub(crate) fn new(
+        store: Arc<dyn ObjectStore>,
+        local_root: Option<std::path::PathBuf>,
+    ) -> Extents {
+        Extents { store, local_root }
+    }
+
+    /// Removes the staging files of uploads that a crash interrupted.
+    ///
+    /// `LocalFileSystem` writes every object to `<name>#<n>` and renames it
+    /// when complete; a crash leaves the staging file behind, and its
+    /// `list()` hides such names, so the object-store API can neither find
+    /// nor sweep them. This is the one place Stowage reads the data
+    /// directory directly. Runs at open, before any upload can be in flight.
+    pub(crate) fn sweep_staging(&self) -> Result<usize> {
+        let Some(root) = &self.local_root else {
+            return Ok(0);
+        };
+        let mut removed = 0;
+        let dir = root.join("extents");
+        let Ok(fanout) = std::fs::read_dir(&dir) else {
+            return Ok(0);
+        };
+        for sub in fanout {
+            let sub = sub?;
+            if !sub.file_type()?.is_dir() {
+                continue;
+            }
+            for file in std::fs::read_dir(sub.path())? {
+                let file = file?;
+                if file.file_name().to_string_lossy().contains('#') {
+                    std::fs::remove_file(file.path())?;
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
     }
 
     /// `extents/ab/abcdef…`: two hex digits of fan-out keep directories small.

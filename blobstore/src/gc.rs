@@ -53,6 +53,13 @@ impl Store {
     /// request is served, so no upload can be in flight.
     pub(crate) async fn sweep_orphans(&self) -> Result<usize> {
         let inner = &self.inner;
+        let staging = inner.extents.sweep_staging()?;
+        if staging > 0 {
+            tracing::info!(
+                count = staging,
+                "removed staging files of interrupted uploads"
+            );
+        }
         let all = inner.extents.list().await?;
         let orphans = inner
             .db

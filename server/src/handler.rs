@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::http::{Method, StatusCode};
-use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use actix_web::{App, HttpRequest, HttpResponse, web};
 
 use crate::auth::{self, Principal};
 use crate::error::ApiError;
+use crate::header_case::{CaseIo, Connection};
 use crate::http_dates::iso8601_7;
 use crate::ops::{self, Operation, RouteKey};
 use crate::request::RequestContext;
@@ -19,6 +20,10 @@ use crate::{version, xml};
 
 /// Serves `state` on `listener` with `workers` worker threads.
 ///
+/// Each accepted connection is wrapped in the metadata-name case layer
+/// ([`crate::header_case`]) before actix-http sees it; otherwise this is
+/// what `actix_web::HttpServer` does.
+///
 /// # Errors
 /// The listener cannot be used.
 pub fn serve(
@@ -26,22 +31,51 @@ pub fn serve(
     state: Arc<AppState>,
     workers: usize,
 ) -> std::io::Result<Server> {
+    use actix_http::{HttpService, Protocol};
+    use actix_service::{IntoServiceFactory as _, ServiceFactoryExt as _, fn_service, map_config};
+    use actix_web::dev::AppConfig;
+
     let data = web::Data::from(state);
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .default_service(web::to(handle))
-    })
-    .workers(workers.max(1))
-    .listen(listener)?
-    .run();
+    let addr = listener.local_addr()?;
+    let server = actix_server::Server::build()
+        .workers(workers.max(1))
+        .listen("stowage", listener, move || {
+            let app = App::new()
+                .app_data(data.clone())
+                .default_service(web::to(handle));
+            let http = HttpService::build()
+                .local_addr(addr)
+                .on_connect_ext(|io: &CaseIo<actix_rt::net::TcpStream>, ext| {
+                    ext.insert(io.connection());
+                })
+                .finish(map_config(
+                    app.into_factory()
+                        .map_err(|e: actix_web::Error| e.error_response()),
+                    |_| AppConfig::default(),
+                ));
+            fn_service(|io: actix_rt::net::TcpStream| {
+                let peer = io.peer_addr().ok();
+                let _ = io.set_nodelay(true);
+                std::future::ready(Ok::<_, actix_http::error::DispatchError>((
+                    CaseIo::new(io),
+                    Protocol::Http1,
+                    peer,
+                )))
+            })
+            .and_then(http)
+        })?
+        .run();
     Ok(server)
 }
 
 async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let request_id = uuid::Uuid::new_v4().to_string();
     let state = state.into_inner();
-    let (result, version) = process(&req, body, state).await;
+    // Taken for every request, so each connection's queue stays in step.
+    let meta_names = req
+        .conn_data::<Arc<Connection>>()
+        .and_then(|c| c.next_request_names());
+    let (result, version) = process(&req, body, state, meta_names).await;
     let mut response = match result {
         Ok(r) => r,
         Err(e) => error_response(&req, &e, &request_id),
@@ -69,6 +103,7 @@ async fn process(
     req: &HttpRequest,
     body: web::Payload,
     state: Arc<AppState>,
+    meta_names: Option<Vec<String>>,
 ) -> (Result<HttpResponse, ApiError>, String) {
     let requested = req
         .headers()
@@ -116,6 +151,7 @@ async fn process(
             target,
             query,
             version: version.clone(),
+            meta_names: meta_names.unwrap_or_default(),
         };
         if principal == Principal::Anonymous {
             auth::authorize_anonymous(op, &ctx).await?;

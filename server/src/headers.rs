@@ -124,12 +124,18 @@ impl<'a> Headers<'a> {
     }
 
     /// The `x-ms-meta-*` headers as validated metadata (spec/00-overview.md §8).
-    pub(crate) fn metadata(&self) -> Result<Metadata, ApiError> {
+    /// `exact` holds the names as the client wrote them (the header map only
+    /// has them lowercased); a name missing there is kept lowercase.
+    pub(crate) fn metadata(&self, exact: &[String]) -> Result<Metadata, ApiError> {
         let mut pairs = Vec::new();
         for (name, value) in self.0.iter() {
-            let Some(key) = name.as_str().strip_prefix("x-ms-meta-") else {
+            let Some(lower) = name.as_str().strip_prefix("x-ms-meta-") else {
                 continue;
             };
+            let key = exact
+                .iter()
+                .find(|e| e.eq_ignore_ascii_case(lower))
+                .map_or(lower, String::as_str);
             let value = value.to_str().map_err(|_| {
                 stowage_blobstore::Error::Metadata(stowage_blobstore::MetadataError::Invalid(
                     key.to_owned(),
@@ -137,6 +143,8 @@ impl<'a> Headers<'a> {
             })?;
             pairs.push((key.to_owned(), value.trim().to_owned()));
         }
+        // The header map forgets the order; the raw head remembers it.
+        pairs.sort_by_key(|(k, _)| exact.iter().position(|e| e == k).unwrap_or(usize::MAX));
         Metadata::from_pairs(pairs).map_err(|e| stowage_blobstore::Error::Metadata(e).into())
     }
 
@@ -293,12 +301,24 @@ mod tests {
     fn metadata_headers_are_collected_and_validated() {
         let m = map(&[("x-ms-meta-owner", " alice "), ("x-ms-meta-", "v")]);
         assert_eq!(
-            Headers(&m).metadata().unwrap_err().answer().code,
+            Headers(&m).metadata(&[]).unwrap_err().answer().code,
             "EmptyMetadataKey"
         );
-        let m = map(&[("x-ms-meta-owner", " alice ")]);
-        let md = Headers(&m).metadata().unwrap();
-        assert_eq!(md.pairs(), [("owner".to_owned(), "alice".to_owned())]);
+        let m = map(&[("x-ms-meta-owner", " alice "), ("x-ms-meta-other", "x")]);
+        let md = Headers(&m).metadata(&["Owner".to_owned()]).unwrap();
+        assert_eq!(
+            md.pairs(),
+            [
+                ("Owner".to_owned(), "alice".to_owned()),
+                ("other".to_owned(), "x".to_owned())
+            ]
+        );
+        let twice = map(&[("x-ms-meta-owner", "a"), ("x-ms-meta-owner", "b")]);
+        let names = ["Owner".to_owned(), "owner".to_owned()];
+        assert_eq!(
+            Headers(&twice).metadata(&names).unwrap_err().answer().code,
+            "InvalidMetadata"
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod auth;
 mod config;
 mod error;
 mod handler;
+mod header_case;
 mod headers;
 mod http_dates;
 mod ops;

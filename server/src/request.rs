@@ -19,11 +19,18 @@ pub(crate) struct RequestContext {
     pub query: Query,
     /// The `x-ms-version` the request is processed with.
     pub version: String,
+    /// The `x-ms-meta-*` names exactly as sent (empty when unknown).
+    pub meta_names: Vec<String>,
 }
 
 impl RequestContext {
     pub(crate) fn headers(&self) -> Headers<'_> {
         Headers(self.req.headers())
+    }
+
+    /// The request's metadata, names in the case the client wrote them.
+    pub(crate) fn metadata(&self) -> Result<stowage_blobstore::Metadata, ApiError> {
+        self.headers().metadata(&self.meta_names)
     }
 
     pub(crate) fn store(&self) -> &Store {

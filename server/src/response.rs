@@ -14,11 +14,18 @@ pub(crate) fn version(b: &mut HttpResponseBuilder, v: &Versioned) {
     b.insert_header(("last-modified", http_date(v.last_modified)));
 }
 
-/// One `x-ms-meta-<name>` per pair.
+/// One `x-ms-meta-<name>` per pair. actix writes header names lowercase;
+/// the exact names travel in a private header that the connection layer
+/// turns back into the names' case and removes ([`crate::header_case`]).
 pub(crate) fn metadata(b: &mut HttpResponseBuilder, m: &Metadata) {
+    if m.is_empty() {
+        return;
+    }
     for (name, value) in m.pairs() {
         b.append_header((format!("x-ms-meta-{name}"), value.as_str()));
     }
+    let names: Vec<&str> = m.pairs().iter().map(|(n, _)| n.as_str()).collect();
+    b.insert_header((crate::header_case::NAMES_HEADER, names.join(",")));
 }
 
 /// `x-ms-lease-status`, `-state`, and `-duration` while leased.

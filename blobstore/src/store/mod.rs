@@ -87,25 +87,26 @@ impl Store {
     /// # Errors
     /// The data directory cannot be created or the database cannot be opened.
     pub async fn open(config: StoreConfig, clock: Arc<dyn Clock>) -> Result<Store> {
-        let (db, objects): (Db, Arc<dyn ObjectStore>) = match &config.location {
+        let (db, objects, local_root): (Db, Arc<dyn ObjectStore>, _) = match &config.location {
             Some(dir) => {
                 let objects_dir = dir.join("objects");
                 std::fs::create_dir_all(&objects_dir)?;
                 let db = Db::open(Some(&dir.join("metadata.sqlite")))?;
                 let fs = object_store::local::LocalFileSystem::new_with_prefix(&objects_dir)?
                     .with_fsync(config.fsync);
-                (db, Arc::new(fs))
+                (db, Arc::new(fs), Some(objects_dir))
             }
             None => (
                 Db::open(None)?,
                 Arc::new(object_store::memory::InMemory::new()),
+                None,
             ),
         };
         let highest = db.call(|conn| meta::highest_etag(conn)).await?;
         let store = Store {
             inner: Arc::new(Inner {
                 db,
-                extents: Extents::new(objects),
+                extents: Extents::new(objects, local_root),
                 clock,
                 etags: EtagGenerator::new(highest.as_deref()),
                 pins: Arc::new(Pins::default()),

@@ -97,7 +97,7 @@ pub(crate) async fn put_blob(
         blob_type,
         content: h.put_blob_content()?,
         transactional_md5: h.md5("content-md5")?,
-        metadata: h.metadata()?,
+        metadata: ctx.metadata()?,
         conditions,
         lease_id: h.lease_id()?,
         content_length,
@@ -263,7 +263,7 @@ pub(crate) async fn set_blob_metadata(ctx: &RequestContext) -> Result<HttpRespon
         account: ctx.account().to_owned(),
         container: ctx.container()?,
         blob: ctx.blob()?,
-        metadata: h.metadata()?,
+        metadata: ctx.metadata()?,
         conditions,
         lease_id: h.lease_id()?,
     };

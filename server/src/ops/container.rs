@@ -21,7 +21,7 @@ pub(crate) async fn create_container(ctx: &RequestContext) -> Result<HttpRespons
     let input = CreateContainerInput {
         account: ctx.account().to_owned(),
         container: ctx.container()?,
-        metadata: h.metadata()?,
+        metadata: ctx.metadata()?,
         public_access: public_access(ctx)?,
         default_encryption_scope: h.get("x-ms-default-encryption-scope")?.map(str::to_owned),
         deny_encryption_scope_override: h.flag("x-ms-deny-encryption-scope-override")?,
@@ -83,7 +83,7 @@ pub(crate) async fn set_container_metadata(ctx: &RequestContext) -> Result<HttpR
     let input = SetContainerMetadataInput {
         account: ctx.account().to_owned(),
         container: ctx.container()?,
-        metadata: h.metadata()?,
+        metadata: ctx.metadata()?,
         conditions,
         lease_id: h.lease_id()?,
     };

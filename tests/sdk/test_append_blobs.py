@@ -1,0 +1,127 @@
+"""Append blobs: Put Blob (AppendBlob) and Append Block with its conditions
+(spec 10 §B1, §B15; 20 §7)."""
+
+import pytest
+from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.storage.blob import BlobType
+
+import issues
+from helpers import md5, raises
+
+
+@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
+def test_create_and_append(container):
+    """Put Blob with x-ms-blob-type AppendBlob creates an empty append blob;
+    each Append Block (201) returns the offset it was written at and the
+    committed block count; Get Blob returns the blocks in order."""
+    blob = container.get_blob_client("log")
+    blob.create_append_blob()
+    props = blob.get_blob_properties()
+    assert props.blob_type == BlobType.AppendBlob
+    assert props.size == 0
+    assert props.append_blob_committed_block_count == 0
+
+    offsets = []
+    for i, chunk in enumerate([b"first\n", b"second line\n", b"3\n"]):
+        result = blob.append_block(chunk)
+        offsets.append(int(result["blob_append_offset"]))
+        assert result["blob_committed_block_count"] == i + 1
+        assert result["content_md5"] == md5(chunk)
+    assert offsets == [0, 6, 18]
+    assert blob.download_blob().readall() == b"first\nsecond line\n3\n"
+    props = blob.get_blob_properties()
+    assert props.append_blob_committed_block_count == 3
+    assert props.size == 20
+
+
+@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
+def test_append_changes_etag(container):
+    """Append Block (201) gives the blob a new ETag, which Get Blob Properties reports."""
+    blob = container.get_blob_client("etags")
+    created = blob.create_append_blob()
+    appended = blob.append_block(b"x")
+    assert appended["etag"] != created["etag"]
+    assert blob.get_blob_properties().etag == appended["etag"]
+
+
+@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
+def test_append_position_condition(container):
+    """x-ms-blob-condition-appendpos: the append happens only when the blob's
+    length equals it; otherwise 412 AppendPositionConditionNotMet and nothing
+    is appended."""
+    blob = container.get_blob_client("pos")
+    blob.create_append_blob()
+    blob.append_block(b"12345", appendpos_condition=0)
+    with raises(HttpResponseError, 412, "AppendPositionConditionNotMet"):
+        blob.append_block(b"again", appendpos_condition=0)
+    blob.append_block(b"678", appendpos_condition=5)
+    assert blob.download_blob().readall() == b"12345678"
+
+
+@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
+def test_max_size_condition(container):
+    """x-ms-blob-condition-maxsize: the append happens only if length + block
+    <= maxsize; otherwise 412 MaxBlobSizeConditionNotMet."""
+    blob = container.get_blob_client("max")
+    blob.create_append_blob()
+    blob.append_block(b"1234", maxsize_condition=4)
+    with raises(HttpResponseError, 412, "MaxBlobSizeConditionNotMet"):
+        blob.append_block(b"5", maxsize_condition=4)
+    blob.append_block(b"5", maxsize_condition=5)
+    assert blob.download_blob().readall() == b"12345"
+
+
+@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
+def test_append_to_block_blob_is_409_invalid_blob_type(container):
+    """Append Block on a block blob: 409 InvalidBlobType; the blob is unchanged."""
+    blob = container.get_blob_client("block")
+    blob.upload_blob(b"block blob")
+    with raises(ResourceExistsError, 409, "InvalidBlobType"):
+        blob.append_block(b"more")
+    assert blob.download_blob().readall() == b"block blob"
+
+
+@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
+def test_append_to_missing_blob_is_404(container):
+    """Append Block on a blob that does not exist: 404 BlobNotFound."""
+    with raises(ResourceNotFoundError, 404, "BlobNotFound"):
+        container.get_blob_client("nothing").append_block(b"x")
+
+
+@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
+def test_put_blob_of_other_type_over_append_blob_is_409(container):
+    """Put Blob (BlockBlob) over an existing append blob: 409 InvalidBlobType."""
+    blob = container.get_blob_client("typed")
+    blob.create_append_blob()
+    blob.append_block(b"keep")
+    with raises(ResourceExistsError, 409, "InvalidBlobType"):
+        blob.upload_blob(b"block", overwrite=True)
+    assert blob.download_blob().readall() == b"keep"
+
+
+@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
+def test_recreate_append_blob_empties_it(container):
+    """Put Blob AppendBlob over an existing append blob empties it."""
+    blob = container.get_blob_client("reset")
+    blob.create_append_blob()
+    blob.append_block(b"old")
+    blob.create_append_blob()
+    props = blob.get_blob_properties()
+    assert props.size == 0
+    assert props.append_blob_committed_block_count == 0
+
+
+@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
+def test_upload_blob_as_append_blob(make_service, container):
+    """upload_blob(blob_type=AppendBlob) creates the blob, then appends the data
+    in blocks of max_block_size."""
+    client = make_service(max_block_size=4096)
+    blob = client.get_blob_client(container.container_name, "uploaded")
+    data = bytes(range(256)) * 50
+    blob.upload_blob(data, blob_type=BlobType.AppendBlob)
+    props = blob.get_blob_properties()
+    assert props.blob_type == BlobType.AppendBlob
+    assert props.append_blob_committed_block_count == -(-len(data) // 4096)
+    assert blob.download_blob().readall() == data
+    (listed,) = list(container.list_blobs())
+    assert listed.blob_type == BlobType.AppendBlob
