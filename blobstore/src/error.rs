@@ -22,6 +22,28 @@ pub enum Error {
     /// A base blob with snapshots deleted without `x-ms-delete-snapshots`.
     #[error("This operation is not permitted because the blob has snapshots.")]
     SnapshotsPresent,
+    /// A Put Block List entry names a block that does not exist, or the list
+    /// is malformed.
+    #[error("The specified block list is invalid.")]
+    InvalidBlockList,
+    /// A block id whose length differs from the blob's other block ids.
+    #[error("The specified blob or block content is invalid.")]
+    InvalidBlobOrBlock,
+    /// Too many committed (50,000) or uncommitted (100,000) blocks.
+    #[error("The block count exceeds the maximum limit.")]
+    BlockCountExceedsLimit {
+        /// True for the uncommitted-block limit.
+        uncommitted: bool,
+    },
+    /// Abort Copy Blob when no copy is pending (always, in Stowage).
+    #[error("There is currently no pending copy operation.")]
+    NoPendingCopyOperation,
+    /// The copy source does not exist or may not be read.
+    #[error("Could not verify the copy source within the specified time.")]
+    CannotVerifyCopySource,
+    /// A copy onto a blob holding a fixed-duration lease.
+    #[error("The lease ID matched, but the specified lease must be an infinite-duration lease.")]
+    InfiniteLeaseDurationRequired,
     /// A conditional header was not met.
     #[error("condition failed: {0:?}")]
     Condition(ConditionFailure),

@@ -25,6 +25,23 @@ impl Store {
             .checked_sub(inner.config.gc_grace)
             .unwrap_or(std::time::UNIX_EPOCH);
         let pins = inner.pins.clone();
+        let now = inner.clock.now();
+        let block_cutoff = now
+            .checked_sub(crate::store::UNCOMMITTED_BLOCK_LIFETIME)
+            .unwrap_or(std::time::UNIX_EPOCH);
+        // Uncommitted blocks that outlived their lifetime (B12) become
+        // garbage; a blob that was nothing but those blocks disappears.
+        inner
+            .db
+            .write(move |tx| {
+                for blob_id in meta::blobs_with_stale_blocks(tx, block_cutoff, BATCH)? {
+                    let extents = meta::take_blocks(tx, blob_id)?;
+                    meta::collect_unreferenced(tx, &extents, now)?;
+                    meta::delete_uncommitted_blob(tx, blob_id)?;
+                }
+                Ok(())
+            })
+            .await?;
         // Forget the rows first, in one transaction that also checks the
         // pins; a crash before the objects are deleted leaves orphans that
         // the start-up sweep removes.

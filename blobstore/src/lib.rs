@@ -45,17 +45,21 @@ pub use listing::{
 };
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
-    BlobProperties, BlobType, ContainerProperties, ContentProperties, PublicAccess, Versioned,
+    BlobProperties, BlobType, ContainerProperties, ContentProperties, CopyProperties, PublicAccess,
+    Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
 pub use store::{
-    BlobBody, CreateContainerInput, DeleteBlobInput, DeleteContainerInput, DeleteSnapshots,
-    GetBlobInput, GetBlobOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, PutBlobInput,
-    PutBlobOutput, SetBlobMetadataInput, SetBlobPropertiesInput, SetContainerMetadataInput, Store,
-    StoreConfig,
+    AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
+    CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DeleteBlobInput,
+    DeleteContainerInput, DeleteSnapshots, GetBlobInput, GetBlobOutput, GetBlockListInput,
+    GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
+    MAX_COMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput,
+    SetBlobMetadataInput, SetBlobPropertiesInput, SetContainerMetadataInput, SnapshotBlobInput,
+    SnapshotBlobOutput, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
 };
-pub use timestamps::{from_nanos, to_nanos};
+pub use timestamps::{from_nanos, iso8601_7, to_nanos};
 
 /// The lease crate's error type, re-exported so the server needs no direct dependency.
 pub use stowage_leases::Error as LeaseError;

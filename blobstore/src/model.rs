@@ -111,6 +111,20 @@ pub struct ContainerProperties {
     pub deny_encryption_scope_override: bool,
 }
 
+/// The copy properties of a Copy Blob destination (every copy completes
+/// before its response, so the status is always `success`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyProperties {
+    /// `x-ms-copy-id`.
+    pub id: String,
+    /// `x-ms-copy-source`, as the request sent it.
+    pub source: String,
+    /// `x-ms-copy-progress`: `<copied>/<total>`.
+    pub progress: String,
+    /// `x-ms-copy-completion-time`.
+    pub completion_time: SystemTime,
+}
+
 /// Everything Get Blob Properties reports about one blob version.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlobProperties {
@@ -136,4 +150,7 @@ pub struct BlobProperties {
     pub committed_block_count: Option<u64>,
     /// The access tier set explicitly, if any (reported as `Hot` otherwise).
     pub access_tier: Option<String>,
+    /// Copy properties, when the blob is a Copy Blob destination not
+    /// modified since.
+    pub copy: Option<CopyProperties>,
 }

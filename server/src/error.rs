@@ -83,6 +83,9 @@ pub enum ApiError {
     /// A request body that ended early or other malformed input.
     #[error("invalid input")]
     InvalidInput,
+    /// A Put Block List body with more than 50,000 entries.
+    #[error("block list too long")]
+    BlockListTooLong,
     /// A stored MD5 value that is not 16 bytes of base64.
     #[error("invalid MD5")]
     InvalidMd5,
@@ -221,6 +224,11 @@ impl ApiError {
             ApiError::InvalidInput => {
                 answer(400, "InvalidInput", "One of the request inputs is not valid.")
             }
+            ApiError::BlockListTooLong => answer(
+                400,
+                "BlockListTooLong",
+                "The block list may not contain more than 50,000 blocks.",
+            ),
             ApiError::InvalidMd5 => answer(
                 400,
                 "InvalidMd5",
@@ -265,6 +273,40 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
             409,
             "SnapshotsPresent",
             "This operation is not permitted because the blob has snapshots.",
+        ),
+        StoreError::InvalidBlockList => answer(
+            400,
+            "InvalidBlockList",
+            "The specified block list is invalid.",
+        ),
+        StoreError::InvalidBlobOrBlock => answer(
+            400,
+            "InvalidBlobOrBlock",
+            "The specified blob or block content is invalid.",
+        ),
+        StoreError::BlockCountExceedsLimit { uncommitted } => answer(
+            409,
+            "BlockCountExceedsLimit",
+            if *uncommitted {
+                "The uncommitted block count cannot exceed the maximum limit of 100,000 blocks."
+            } else {
+                "The committed block count cannot exceed the maximum limit of 50,000 blocks."
+            },
+        ),
+        StoreError::NoPendingCopyOperation => answer(
+            409,
+            "NoPendingCopyOperation",
+            "There is currently no pending copy operation.",
+        ),
+        StoreError::CannotVerifyCopySource => answer(
+            404,
+            "CannotVerifyCopySource",
+            "The specified resource does not exist.",
+        ),
+        StoreError::InfiniteLeaseDurationRequired => answer(
+            412,
+            "InfiniteLeaseDurationRequired",
+            "The lease ID matched, but the specified lease must be an infinite-duration lease.",
         ),
         StoreError::Condition(f) => condition_answer(*f),
         StoreError::AppendCondition(f) => match f {

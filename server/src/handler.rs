@@ -10,8 +10,7 @@ use actix_web::{App, HttpRequest, HttpResponse, web};
 
 use crate::auth::{self, Principal};
 use crate::error::ApiError;
-use crate::header_case::{CaseIo, Connection};
-use crate::http_dates::iso8601_7;
+use crate::header_case::{CaseIo, Connection, LocalAddr};
 use crate::ops::{self, Operation, RouteKey};
 use crate::request::RequestContext;
 use crate::state::AppState;
@@ -47,6 +46,9 @@ pub fn serve(
                 .local_addr(addr)
                 .on_connect_ext(|io: &CaseIo<actix_rt::net::TcpStream>, ext| {
                     ext.insert(io.connection());
+                    if let Ok(local) = io.get_ref().local_addr() {
+                        ext.insert(LocalAddr(local));
+                    }
                 })
                 .finish(map_config(
                     app.into_factory()
@@ -182,7 +184,7 @@ fn error_response(req: &HttpRequest, error: &ApiError, request_id: &str) -> Http
         answer.code,
         &answer.message,
         request_id,
-        &iso8601_7(now),
+        &stowage_blobstore::iso8601_7(now),
         &answer.details,
     );
     b.content_type("application/xml").body(body)

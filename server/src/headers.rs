@@ -76,6 +76,16 @@ impl<'a> Headers<'a> {
         ])
     }
 
+    /// The Copy Blob source conditions (`x-ms-source-if-*`).
+    pub(crate) fn source_conditions(&self) -> Result<Conditions, ApiError> {
+        self.conditions_with_names([
+            "x-ms-source-if-match",
+            "x-ms-source-if-none-match",
+            "x-ms-source-if-modified-since",
+            "x-ms-source-if-unmodified-since",
+        ])
+    }
+
     fn conditions_with_names(&self, names: [&str; 4]) -> Result<Conditions, ApiError> {
         let [if_match, if_none_match, modified, unmodified] = names;
         Ok(Conditions {

@@ -5,11 +5,9 @@ import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.storage.blob import BlobType
 
-import issues
 from helpers import md5, raises
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_create_and_append(container):
     """Put Blob with x-ms-blob-type AppendBlob creates an empty append blob;
     each Append Block (201) returns the offset it was written at and the
@@ -34,7 +32,6 @@ def test_create_and_append(container):
     assert props.size == 20
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_append_changes_etag(container):
     """Append Block (201) gives the blob a new ETag, which Get Blob Properties reports."""
     blob = container.get_blob_client("etags")
@@ -44,7 +41,6 @@ def test_append_changes_etag(container):
     assert blob.get_blob_properties().etag == appended["etag"]
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_append_position_condition(container):
     """x-ms-blob-condition-appendpos: the append happens only when the blob's
     length equals it; otherwise 412 AppendPositionConditionNotMet and nothing
@@ -58,7 +54,6 @@ def test_append_position_condition(container):
     assert blob.download_blob().readall() == b"12345678"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_max_size_condition(container):
     """x-ms-blob-condition-maxsize: the append happens only if length + block
     <= maxsize; otherwise 412 MaxBlobSizeConditionNotMet."""
@@ -71,7 +66,6 @@ def test_max_size_condition(container):
     assert blob.download_blob().readall() == b"12345"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_append_to_block_blob_is_409_invalid_blob_type(container):
     """Append Block on a block blob: 409 InvalidBlobType; the blob is unchanged."""
     blob = container.get_blob_client("block")
@@ -81,14 +75,12 @@ def test_append_to_block_blob_is_409_invalid_blob_type(container):
     assert blob.download_blob().readall() == b"block blob"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_append_to_missing_blob_is_404(container):
     """Append Block on a blob that does not exist: 404 BlobNotFound."""
     with raises(ResourceNotFoundError, 404, "BlobNotFound"):
         container.get_blob_client("nothing").append_block(b"x")
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_put_blob_of_other_type_over_append_blob_is_409(container):
     """Put Blob (BlockBlob) over an existing append blob: 409 InvalidBlobType."""
     blob = container.get_blob_client("typed")
@@ -99,7 +91,6 @@ def test_put_blob_of_other_type_over_append_blob_is_409(container):
     assert blob.download_blob().readall() == b"keep"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_recreate_append_blob_empties_it(container):
     """Put Blob AppendBlob over an existing append blob empties it."""
     blob = container.get_blob_client("reset")
@@ -111,7 +102,6 @@ def test_recreate_append_blob_empties_it(container):
     assert props.append_blob_committed_block_count == 0
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_upload_blob_as_append_blob(make_service, container):
     """upload_blob(blob_type=AppendBlob) creates the blob, then appends the data
     in blocks of max_block_size."""

@@ -5,7 +5,6 @@ import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.storage.blob import BlobBlock, BlobType, ContentSettings
 
-import issues
 from helpers import PatternReader, VerifyingSink, md5, pattern, raises
 
 
@@ -260,7 +259,6 @@ def test_names_are_case_sensitive(container):
     assert container.download_blob("name").readall() == b"lower"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_stage_and_commit_blocks(container):
     """Put Block stages uncommitted blocks (201, blob still invisible to reads);
     Get Block List shows them with their sizes; Put Block List commits a
@@ -289,7 +287,6 @@ def test_stage_and_commit_blocks(container):
     assert [b.id for b in blob.get_block_list("committed")[0]] == ["block-a", "block-d"]
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_commit_unknown_block_is_400_invalid_block_list(container):
     """Put Block List naming a block that was never staged: 400 InvalidBlockList."""
     blob = container.get_blob_client("bad-list")
@@ -299,7 +296,6 @@ def test_commit_unknown_block_is_400_invalid_block_list(container):
     assert not blob.exists()
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_staged_block_with_content_md5(container):
     """Put Block with validate_content=True sends Content-MD5; the service
     checks it and answers with the MD5 of the block."""
@@ -314,7 +310,6 @@ BIG = 200 * 1024 * 1024
 BIG_BLOCK = 8 * 1024 * 1024
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_200_mib_upload_in_blocks_and_parallel_download(make_service, container):
     """With max_single_put_size and max_block_size lowered to 8 MiB the SDK
     uploads 200 MiB as 25 staged blocks and one Put Block List; a download with

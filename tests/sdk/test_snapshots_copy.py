@@ -7,7 +7,6 @@ import pytest
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 
-import issues
 from helpers import error_code, raises
 
 SNAPSHOT_ID = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$")
@@ -19,7 +18,6 @@ def make_blob(container, name="base", data=b"version 1", **kwargs):
     return blob
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_snapshot_keeps_the_old_content(container):
     """Snapshot Blob (201) returns an id of the form 2024-09-03T10:15:07.1234567Z
     and the base's ETag; the snapshot reads the content of that moment after
@@ -40,7 +38,6 @@ def test_snapshot_keeps_the_old_content(container):
     assert blob.download_blob().readall() == b"version 2"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_snapshot_with_metadata(container):
     """Snapshot Blob with x-ms-meta-*: the snapshot gets exactly that metadata;
     the base keeps its own."""
@@ -51,7 +48,6 @@ def test_snapshot_with_metadata(container):
     assert blob.get_blob_properties().metadata == {"base": "yes"}
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_snapshot_ids_are_unique(container):
     """Snapshots taken in quick succession get distinct, increasing ids."""
     blob = make_blob(container)
@@ -60,7 +56,6 @@ def test_snapshot_ids_are_unique(container):
     assert ids == sorted(ids)
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_delete_blob_with_snapshots(container):
     """Delete Blob on a base with snapshots: 409 SnapshotsPresent. With
     x-ms-delete-snapshots: only, the snapshots go and the base stays; with
@@ -79,7 +74,6 @@ def test_delete_blob_with_snapshots(container):
     assert list(container.list_blobs(include=["snapshots"])) == []
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_delete_one_snapshot(container):
     """Delete Blob with ?snapshot= removes only that snapshot (202); reading it
     afterwards is 404 BlobNotFound."""
@@ -92,7 +86,6 @@ def test_delete_one_snapshot(container):
     assert container.get_blob_client("base", snapshot=second).download_blob().readall() == b"version 1"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_unknown_snapshot_is_404(container):
     """Get Blob with a well-formed snapshot id that the blob does not have: 404
     BlobNotFound, while its real snapshot and the base stay readable."""
@@ -106,7 +99,6 @@ def test_unknown_snapshot_is_404(container):
     assert blob.exists()
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_list_with_snapshots(container):
     """include=snapshots lists, per name, the snapshots oldest first and then the
     base blob; without it only base blobs are listed."""
@@ -122,7 +114,6 @@ def test_list_with_snapshots(container):
     assert paged == [[("a", s1), ("a", s2)], [("a", None), ("b", None)]]
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_copy_within_account(container, new_container):
     """Copy Blob from a blob of the same account completes at once: 202 with
     x-ms-copy-status success and a copy id; the destination has the source's
@@ -145,7 +136,6 @@ def test_copy_within_account(container, new_container):
     assert source.download_blob().readall() == b"copy me"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_copy_with_new_metadata_and_overwrite(container):
     """Copy Blob with x-ms-meta-* gives the destination exactly that metadata;
     copying over an existing blob replaces it."""
@@ -156,7 +146,6 @@ def test_copy_with_new_metadata_and_overwrite(container):
     assert dest.get_blob_properties().metadata == {"mine": "1"}
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_copy_from_snapshot(container):
     """A snapshot URL as copy source copies that snapshot's content; copying it
     over its base restores the old version."""
@@ -168,7 +157,6 @@ def test_copy_from_snapshot(container):
     assert blob.download_blob().readall() == b"version 1"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_copy_from_missing_source_is_404(container):
     """A source blob that does not exist: 404 CannotVerifyCopySource (the SDK
     maps that code to ResourceNotFoundError); no destination is created."""
@@ -178,7 +166,6 @@ def test_copy_from_missing_source_is_404(container):
     assert not dest.exists()
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_copy_from_another_host_is_refused(container):
     """Stowage never fetches sources from other hosts (here: another port of
     127.0.0.1): 404 CannotVerifyCopySource, where the service would fetch it."""
@@ -188,7 +175,6 @@ def test_copy_from_another_host_is_refused(container):
     assert not dest.exists()
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_copy_source_conditions(container):
     """A failed x-ms-source-if-* condition: 412 SourceConditionNotMet
     (unverified; emulators answer ConditionNotMet, either is accepted), and the
@@ -210,7 +196,6 @@ def test_copy_source_conditions(container):
     assert dest.download_blob().readall() == b"data"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_abort_finished_copy_is_409(container):
     """Abort Copy Blob on a copy that has completed: 409 NoPendingCopyOperation."""
     source = make_blob(container, "src")
@@ -221,7 +206,6 @@ def test_abort_finished_copy_is_409(container):
     assert dest.download_blob().readall() == b"version 1"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.BLOCKS)
 def test_copy_appears_in_listing_with_include_copy(container):
     """include=copy adds CopyId / CopyStatus / CopySource to copied blobs."""
     source = make_blob(container, "a-src")

@@ -101,7 +101,8 @@ pub struct Request {
 impl Request {
     /// Adds a header (the name is lowercased).
     pub fn header(mut self, name: &str, value: &str) -> Request {
-        self.headers.push((name.to_ascii_lowercase(), value.to_owned()));
+        self.headers
+            .push((name.to_ascii_lowercase(), value.to_owned()));
         self
     }
 

@@ -47,7 +47,9 @@ impl TestServer {
         clock: Arc<ManualClock>,
         dir: Option<tempfile::TempDir>,
     ) -> TestServer {
-        let store = Store::open(config, clock.clone()).await.expect("open store");
+        let store = Store::open(config, clock.clone())
+            .await
+            .expect("open store");
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let state = Arc::new(AppState {

@@ -32,8 +32,10 @@ pub fn string_to_sign(method: &str, path_and_query: &str, headers: &[(String, St
         get("if-unmodified-since"),
         get("range"),
     );
-    let mut ms: Vec<&(String, String)> =
-        headers.iter().filter(|(n, _)| n.starts_with("x-ms-")).collect();
+    let mut ms: Vec<&(String, String)> = headers
+        .iter()
+        .filter(|(n, _)| n.starts_with("x-ms-"))
+        .collect();
     ms.sort_by(|a, b| a.0.cmp(&b.0));
     for (n, v) in ms {
         s.push_str(&format!("{n}:{}\n", v.trim()));
@@ -88,10 +90,17 @@ mod tests {
     fn create_container_vector() {
         let headers = vec![
             ("content-length".to_owned(), "0".to_owned()),
-            ("x-ms-date".to_owned(), "Tue, 03 Sep 2024 10:15:07 GMT".to_owned()),
+            (
+                "x-ms-date".to_owned(),
+                "Tue, 03 Sep 2024 10:15:07 GMT".to_owned(),
+            ),
             ("x-ms-version".to_owned(), "2021-10-04".to_owned()),
         ];
-        let sts = string_to_sign("PUT", "/devstoreaccount1/mycontainer?restype=container", &headers);
+        let sts = string_to_sign(
+            "PUT",
+            "/devstoreaccount1/mycontainer?restype=container",
+            &headers,
+        );
         assert_eq!(
             shared_key_signature(crate::KEY, &sts),
             "m5xBtgvPs2dzzKB3r83qyAdtaLR6z3dFFawzqeRPsLA="

@@ -5,13 +5,18 @@ use stowage_leases::LeaseRecord;
 
 use super::lease_columns;
 use crate::timestamps::{from_nanos, to_nanos};
-use crate::{BlobType, ContentProperties, Error, Etag, Metadata, Result, Versioned};
+use crate::{
+    BlobType, ContentProperties, CopyProperties, Error, Etag, Metadata, Result, Versioned,
+};
 
 /// One extent of a blob version's content, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ExtentRef {
+    /// The extent ('' for an empty committed block, which has no object).
     pub extent: String,
     pub len: u64,
+    /// The committed block this extent is, for blobs built by Put Block List.
+    pub block_id: Option<String>,
 }
 
 /// A blob version as stored.
@@ -31,6 +36,7 @@ pub(crate) struct BlobRow {
     pub metadata: Metadata,
     pub committed_block_count: Option<u64>,
     pub access_tier: Option<String>,
+    pub copy: Option<CopyProperties>,
     pub lease: LeaseRecord,
 }
 
@@ -48,6 +54,7 @@ pub(crate) struct NewBlob {
     pub metadata: Metadata,
     pub committed_block_count: Option<u64>,
     pub access_tier: Option<String>,
+    pub copy: Option<CopyProperties>,
     pub lease: LeaseRecord,
     pub extents: Vec<ExtentRef>,
 }
@@ -55,6 +62,7 @@ pub(crate) struct NewBlob {
 pub(crate) const BLOB_COLUMNS: &str = "id, name, snapshot, committed, blob_type, size, etag,
     last_modified, creation_time, content_type, content_encoding, content_language, content_md5,
     cache_control, content_disposition, metadata, committed_block_count, access_tier,
+    copy_id, copy_source, copy_progress, copy_completion_time,
     lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken";
 
 pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
@@ -85,8 +93,37 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
         metadata: Metadata::decode(&row.get::<_, String>(15)?),
         committed_block_count: row.get::<_, Option<i64>>(16)?.map(|n| n as u64),
         access_tier: row.get(17)?,
-        lease: lease_columns::read(row, 18)?,
+        copy: match row.get::<_, Option<String>>(18)? {
+            Some(id) => Some(CopyProperties {
+                id,
+                source: row.get(19)?,
+                progress: row.get(20)?,
+                completion_time: from_nanos(row.get(21)?),
+            }),
+            None => None,
+        },
+        lease: lease_columns::read(row, 22)?,
     })
+}
+
+/// The four copy columns of `c`.
+type CopyValues<'a> = (
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<i64>,
+);
+
+fn copy_values(c: &Option<CopyProperties>) -> CopyValues<'_> {
+    match c {
+        Some(c) => (
+            Some(&c.id),
+            Some(&c.source),
+            Some(&c.progress),
+            Some(to_nanos(c.completion_time)),
+        ),
+        None => (None, None, None, None),
+    }
 }
 
 /// The base blob (`snapshot` = `None`) or one snapshot of `name`.
@@ -113,24 +150,69 @@ pub(crate) fn get_blob(
 }
 
 pub(crate) fn blob_extents(conn: &Connection, blob_id: i64) -> Result<Vec<ExtentRef>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT extent, len FROM blob_extents WHERE blob_id = ?1 ORDER BY seq")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT extent, len, block_id FROM blob_extents WHERE blob_id = ?1 ORDER BY seq",
+    )?;
     let rows = stmt.query_map(params![blob_id], |r| {
         Ok(ExtentRef {
             extent: r.get(0)?,
             len: r.get::<_, i64>(1)? as u64,
+            block_id: r.get(2)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-fn insert_extents(conn: &Connection, blob_id: i64, extents: &[ExtentRef]) -> Result<()> {
+fn insert_extents(
+    conn: &Connection,
+    blob_id: i64,
+    first_seq: i64,
+    extents: &[ExtentRef],
+) -> Result<()> {
     let mut stmt = conn.prepare_cached(
-        "INSERT INTO blob_extents (blob_id, seq, extent, len) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
-    for (seq, e) in extents.iter().enumerate() {
-        stmt.execute(params![blob_id, seq as i64, e.extent, e.len as i64])?;
+    for (i, e) in extents.iter().enumerate() {
+        stmt.execute(params![
+            blob_id,
+            first_seq + i as i64,
+            e.extent,
+            e.len as i64,
+            e.block_id
+        ])?;
     }
+    Ok(())
+}
+
+/// Appends one extent to the content of `blob_id` (Append Block).
+pub(crate) fn append_extent(conn: &Connection, blob_id: i64, extent: &ExtentRef) -> Result<()> {
+    let next: i64 = conn
+        .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM blob_extents WHERE blob_id = ?1")?
+        .query_row(params![blob_id], |r| r.get(0))?;
+    insert_extents(conn, blob_id, next, std::slice::from_ref(extent))
+}
+
+/// Records the new size, block count and version of an append blob.
+pub(crate) fn update_after_append(conn: &Connection, row: &BlobRow) -> Result<()> {
+    let lease = lease_columns::values(&row.lease);
+    conn.prepare_cached(&format!(
+        "UPDATE blobs SET size = ?2, committed_block_count = ?3, etag = ?4, last_modified = ?5,
+            ({}) = (?6, ?7, ?8, ?9, ?10)
+         WHERE id = ?1",
+        lease_columns::COLUMNS
+    ))?
+    .execute(params![
+        row.id,
+        row.size as i64,
+        row.committed_block_count.map(|n| n as i64),
+        row.version.etag.as_str(),
+        to_nanos(row.version.last_modified),
+        lease.0,
+        lease.1,
+        lease.2,
+        lease.3,
+        lease.4,
+    ])?;
     Ok(())
 }
 
@@ -145,10 +227,11 @@ fn take_extents(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
 /// Inserts a new blob version and its extents.
 pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> Result<i64> {
     let lease = lease_columns::values(&b.lease);
+    let copy = copy_values(&b.copy);
     conn.prepare_cached(&format!(
         "INSERT INTO blobs (container_id, is_base, {}) VALUES
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-          ?20, ?21, ?22, ?23, ?24)",
+          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
         &BLOB_COLUMNS["id, ".len()..]
     ))?
     .execute(params![
@@ -171,6 +254,10 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
         b.metadata.encode(),
         b.committed_block_count.map(|n| n as i64),
         b.access_tier,
+        copy.0,
+        copy.1,
+        copy.2,
+        copy.3,
         lease.0,
         lease.1,
         lease.2,
@@ -178,21 +265,26 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
         lease.4,
     ])?;
     let id = conn.last_insert_rowid();
-    insert_extents(conn, id, &b.extents)?;
+    insert_extents(conn, id, 0, &b.extents)?;
     Ok(id)
 }
 
-/// Replaces the base blob row `id` by `b` (creation time is kept) and returns
-/// the extents the old version referenced.
+/// Replaces the base blob row `id` by `b` and returns the extents the old
+/// version and the blob's uncommitted blocks referenced (all uncommitted
+/// blocks are discarded by every content replacement).
 pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Vec<String>> {
-    let old = take_extents(conn, id)?;
+    let mut old = take_extents(conn, id)?;
+    old.extend(super::blocks::take_blocks(conn, id)?);
     let lease = lease_columns::values(&b.lease);
+    let copy = copy_values(&b.copy);
     conn.prepare_cached(&format!(
         "UPDATE blobs SET committed = ?2, blob_type = ?3, size = ?4, etag = ?5,
             last_modified = ?6, content_type = ?7, content_encoding = ?8, content_language = ?9,
             content_md5 = ?10, cache_control = ?11, content_disposition = ?12, metadata = ?13,
             committed_block_count = ?14, access_tier = ?15,
-            ({}) = (?16, ?17, ?18, ?19, ?20)
+            copy_id = ?16, copy_source = ?17, copy_progress = ?18, copy_completion_time = ?19,
+            creation_time = ?20,
+            ({}) = (?21, ?22, ?23, ?24, ?25)
          WHERE id = ?1",
         lease_columns::COLUMNS
     ))?
@@ -212,24 +304,31 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
         b.metadata.encode(),
         b.committed_block_count.map(|n| n as i64),
         b.access_tier,
+        copy.0,
+        copy.1,
+        copy.2,
+        copy.3,
+        to_nanos(b.creation_time),
         lease.0,
         lease.1,
         lease.2,
         lease.3,
         lease.4,
     ])?;
-    insert_extents(conn, id, &b.extents)?;
+    insert_extents(conn, id, 0, &b.extents)?;
     Ok(old)
 }
 
 /// Writes the properties, metadata and lease of row `id` (content unchanged).
 pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result<()> {
     let lease = lease_columns::values(&row.lease);
+    let copy = copy_values(&row.copy);
     conn.prepare_cached(&format!(
         "UPDATE blobs SET etag = ?2, last_modified = ?3, content_type = ?4,
             content_encoding = ?5, content_language = ?6, content_md5 = ?7, cache_control = ?8,
             content_disposition = ?9, metadata = ?10,
-            ({}) = (?11, ?12, ?13, ?14, ?15)
+            copy_id = ?11, copy_source = ?12, copy_progress = ?13, copy_completion_time = ?14,
+            ({}) = (?15, ?16, ?17, ?18, ?19)
          WHERE id = ?1",
         lease_columns::COLUMNS
     ))?
@@ -244,6 +343,10 @@ pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result
         row.content.cache_control,
         row.content.content_disposition,
         row.metadata.encode(),
+        copy.0,
+        copy.1,
+        copy.2,
+        copy.3,
         lease.0,
         lease.1,
         lease.2,
@@ -253,9 +356,11 @@ pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result
     Ok(())
 }
 
-/// Deletes one blob version; returns the extents it referenced.
+/// Deletes one blob version with its uncommitted blocks; returns the
+/// extents they referenced.
 pub(crate) fn delete_blob_row(conn: &Connection, id: i64) -> Result<Vec<String>> {
-    let old = take_extents(conn, id)?;
+    let mut old = take_extents(conn, id)?;
+    old.extend(super::blocks::take_blocks(conn, id)?);
     conn.prepare_cached("DELETE FROM blobs WHERE id = ?1")?
         .execute(params![id])?;
     Ok(old)
@@ -278,6 +383,16 @@ pub(crate) fn delete_snapshots(
         extents.extend(delete_blob_row(conn, id)?);
     }
     Ok(extents)
+}
+
+/// Deletes base row `id` if it is an uncommitted-only blob with no blocks left.
+pub(crate) fn delete_uncommitted_blob(conn: &Connection, id: i64) -> Result<()> {
+    conn.prepare_cached(
+        "DELETE FROM blobs WHERE id = ?1 AND committed = 0
+           AND NOT EXISTS (SELECT 1 FROM blocks WHERE blob_id = ?1)",
+    )?
+    .execute(params![id])?;
+    Ok(())
 }
 
 /// Number of snapshots of `name`.

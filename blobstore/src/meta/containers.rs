@@ -143,7 +143,10 @@ pub(crate) fn update_container_lease(
 pub(crate) fn delete_container(conn: &Connection, id: i64) -> Result<Vec<String>> {
     let extents = {
         let mut stmt = conn.prepare_cached(
-            "SELECT DISTINCT e.extent FROM blob_extents e JOIN blobs b ON b.id = e.blob_id
+            "SELECT e.extent FROM blob_extents e JOIN blobs b ON b.id = e.blob_id
+             WHERE b.container_id = ?1
+             UNION
+             SELECT k.extent FROM blocks k JOIN blobs b ON b.id = k.blob_id
              WHERE b.container_id = ?1",
         )?;
         stmt.query_map(params![id], |r| r.get(0))?

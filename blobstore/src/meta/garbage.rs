@@ -13,12 +13,14 @@ pub(crate) fn collect_unreferenced(
     candidates: &[String],
     now: std::time::SystemTime,
 ) -> Result<()> {
-    let mut still_used =
-        conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)")?;
+    let mut still_used = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
+             OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)",
+    )?;
     let mut insert = conn.prepare_cached(
         "INSERT INTO garbage (extent, since) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
     )?;
-    for extent in candidates {
+    for extent in candidates.iter().filter(|e| !e.is_empty()) {
         let used: bool = still_used.query_row(params![extent], |r| r.get(0))?;
         if !used {
             insert.execute(params![extent, to_nanos(now)])?;
@@ -51,6 +53,7 @@ pub(crate) fn extent_known(conn: &Connection, extent: &str) -> Result<bool> {
     Ok(conn
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
+                 OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
                  OR EXISTS (SELECT 1 FROM garbage WHERE extent = ?1)",
         )?
         .query_row(params![extent], |r| r.get(0))?)

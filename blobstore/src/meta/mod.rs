@@ -7,6 +7,7 @@
 //! blocking pool, never across an `.await`.
 
 mod blobs;
+mod blocks;
 mod containers;
 mod garbage;
 mod lease_columns;
@@ -83,6 +84,7 @@ impl Db {
 }
 
 pub(crate) use blobs::*;
+pub(crate) use blocks::*;
 pub(crate) use containers::*;
 pub(crate) use garbage::*;
 pub(crate) use listing::*;

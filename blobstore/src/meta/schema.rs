@@ -62,6 +62,10 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
             metadata TEXT NOT NULL,
             committed_block_count INTEGER,
             access_tier TEXT,
+            copy_id TEXT,
+            copy_source TEXT,
+            copy_progress TEXT,
+            copy_completion_time INTEGER,
             lease_id TEXT,
             lease_duration INTEGER,
             lease_expires_at INTEGER,
@@ -69,15 +73,29 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
             lease_broken INTEGER NOT NULL DEFAULT 0,
             UNIQUE (container_id, name, is_base, snapshot)
         );
-        -- The content of a blob version: extents in order.
+        -- The content of a blob version: extents in order. For a block blob
+        -- committed with Put Block List each row is one committed block
+        -- (block_id set; extent '' for an empty block).
         CREATE TABLE blob_extents (
             blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
             seq INTEGER NOT NULL,
             extent TEXT NOT NULL,
             len INTEGER NOT NULL,
+            block_id TEXT,
             PRIMARY KEY (blob_id, seq)
         );
         CREATE INDEX blob_extents_by_extent ON blob_extents(extent);
+        -- Uncommitted blocks staged by Put Block, per base blob.
+        CREATE TABLE blocks (
+            blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+            block_id TEXT NOT NULL,
+            extent TEXT NOT NULL,
+            len INTEGER NOT NULL,
+            staged_at INTEGER NOT NULL,
+            PRIMARY KEY (blob_id, block_id)
+        );
+        CREATE INDEX blocks_by_extent ON blocks(extent);
+        CREATE INDEX blocks_by_time ON blocks(staged_at);
         -- Extents no longer referenced, deleted after a grace period.
         CREATE TABLE garbage (
             extent TEXT PRIMARY KEY,

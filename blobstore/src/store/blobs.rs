@@ -154,7 +154,7 @@ fn current(row: &BlobRow) -> Current<'_> {
 
 /// A committed blob version, or `BlobNotFound` (an uncommitted-only block
 /// blob does not exist for reads and most writes, spec/00-overview.md §7).
-fn require_committed(
+pub(super) fn require_committed(
     conn: &rusqlite::Connection,
     container_id: i64,
     blob: &BlobName,
@@ -167,7 +167,7 @@ fn require_committed(
 }
 
 /// Applies the write rule of a lease: the record to keep after the write.
-fn lease_after_write(
+pub(super) fn lease_after_write(
     row: Option<&BlobRow>,
     presented: Option<&LeaseId>,
     now: std::time::SystemTime,
@@ -239,6 +239,7 @@ impl Store {
             .map(|id| ExtentRef {
                 extent: id.clone(),
                 len: written.len,
+                block_id: None,
             })
             .collect();
         let size = written.len;
@@ -271,6 +272,7 @@ impl Store {
                     metadata: input.metadata.clone(),
                     committed_block_count: (input.blob_type == BlobType::AppendBlob).then_some(0),
                     access_tier: input.access_tier.clone(),
+                    copy: None,
                     lease,
                     extents,
                 };
@@ -351,7 +353,11 @@ impl Store {
             (input.account, input.container, input.blob),
             input.conditions,
             input.lease_id,
-            move |row| row.content = content,
+            move |row| {
+                row.content = content;
+                // Set Blob Properties removes the copy properties (B4).
+                row.copy = None;
+            },
         )
         .await
     }

@@ -39,7 +39,8 @@ impl BlobBody {
         for part in parts {
             let (start, end) = (offset, offset + part.len);
             offset = end;
-            if end <= range.start || start >= range.end {
+            // Empty committed blocks have no object to read.
+            if part.len == 0 || end <= range.start || start >= range.end {
                 continue;
             }
             let from = range.start.max(start) - start;

@@ -1,9 +1,13 @@
 //! [`Store`]: the engine's API, one method per REST operation.
 
+mod append;
 mod blobs;
+mod blocks;
 mod body;
 mod containers;
+mod copy;
 mod leases;
+mod snapshots;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,13 +22,20 @@ use crate::meta::{self, BlobRow, ContainerRow, Db};
 use crate::pins::Pins;
 use crate::{BlobProperties, ContainerProperties, Result};
 
+pub use append::{AppendBlockInput, AppendBlockOutput, MAX_APPENDED_BLOCKS};
 pub use blobs::{
     DeleteBlobInput, DeleteSnapshots, GetBlobInput, GetBlobOutput, PutBlobInput, PutBlobOutput,
     SetBlobMetadataInput, SetBlobPropertiesInput,
 };
+pub use blocks::{
+    BlockId, BlockListKind, BlockListType, GetBlockListInput, GetBlockListOutput,
+    MAX_COMMITTED_BLOCKS, PutBlockInput, PutBlockListInput, UNCOMMITTED_BLOCK_LIFETIME,
+};
 pub use body::BlobBody;
 pub use containers::{CreateContainerInput, DeleteContainerInput, SetContainerMetadataInput};
+pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
+pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 
 /// Where and how the store keeps its data; built once from the server's flags.
 #[derive(Clone, Debug)]
@@ -210,5 +221,6 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         lease,
         committed_block_count: row.committed_block_count,
         access_tier: row.access_tier,
+        copy: row.copy,
     }
 }

@@ -61,6 +61,11 @@ impl<T> CaseIo<T> {
         }
     }
 
+    /// The wrapped stream.
+    pub(crate) fn get_ref(&self) -> &T {
+        &self.inner
+    }
+
     /// The handle handlers use to learn the names of their request.
     pub(crate) fn connection(&self) -> Arc<Connection> {
         Arc::clone(&self.conn)

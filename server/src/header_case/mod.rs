@@ -17,3 +17,8 @@ mod io;
 
 pub(crate) use heads::NAMES_HEADER;
 pub(crate) use io::{CaseIo, Connection};
+
+/// The local address a connection arrived on (connection data, read by Copy
+/// Blob to recognise URLs of this server).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LocalAddr(pub std::net::SocketAddr);

@@ -27,7 +27,7 @@ fn put_blob_limit(version: &str) -> u64 {
 const RANGE_MD5_MAX: u64 = 4 * 1024 * 1024;
 
 /// Headers of features Stowage does not serve: refused rather than ignored.
-fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
+pub(crate) fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
     let h = ctx.headers();
     for name in [
         "x-ms-encryption-key",
@@ -46,7 +46,7 @@ fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn access_tier(ctx: &RequestContext) -> Result<Option<String>, ApiError> {
+pub(crate) fn access_tier(ctx: &RequestContext) -> Result<Option<String>, ApiError> {
     ctx.headers().parse("x-ms-access-tier", |v| {
         matches!(v, "Hot" | "Cool" | "Cold").then(|| v.to_owned())
     })

@@ -159,6 +159,7 @@ pub(crate) async fn list_blobs(ctx: &RequestContext) -> Result<HttpResponse, Api
         &out,
         xml::BlobInclude {
             metadata: has("metadata"),
+            copy: has("copy"),
         },
     );
     Ok(HttpResponse::Ok()

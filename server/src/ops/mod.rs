@@ -2,8 +2,11 @@
 //! does, [`Operation::parse`] picks it from a request (spec/00-overview.md
 //! §1.2), and [`dispatch`] calls its handler.
 
+mod append;
 mod blob;
+mod block;
 mod container;
+mod copy;
 mod lease;
 mod params;
 mod service;
@@ -221,11 +224,15 @@ pub(crate) async fn dispatch(
         SetBlobMetadata => blob::set_blob_metadata(ctx).await,
         DeleteBlob => blob::delete_blob(ctx).await,
         LeaseBlob => lease::lease_blob(ctx).await,
-        GetContainerAcl | SetContainerAcl | CopyBlob | PutBlobFromUrl | SnapshotBlob
-        | AbortCopyBlob | PutBlock | PutBlockList | GetBlockList | AppendBlock | PutPage
-        | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
-            Err(ApiError::NotImplemented)
-        }
+        PutBlock => block::put_block(ctx, body).await,
+        PutBlockList => block::put_block_list(ctx, body).await,
+        GetBlockList => block::get_block_list(ctx).await,
+        AppendBlock => append::append_block(ctx, body).await,
+        SnapshotBlob => copy::snapshot_blob(ctx).await,
+        CopyBlob => copy::copy_blob(ctx).await,
+        AbortCopyBlob => copy::abort_copy_blob(ctx).await,
+        GetContainerAcl | SetContainerAcl | PutBlobFromUrl | PutPage | GetPageRanges
+        | SetBlobTags | GetBlobTags | CorsPreflight => Err(ApiError::NotImplemented),
     }
 }
 

@@ -35,15 +35,14 @@ pub(crate) async fn list_containers(ctx: &RequestContext) -> Result<HttpResponse
         .body(body))
 }
 
-/// Collects an XML request body up to [`MAX_XML_BODY`] bytes.
-pub(crate) async fn xml_body(mut body: web::Payload) -> Result<Vec<u8>, ApiError> {
+/// Collects an XML request body of at most `max` bytes; a longer one is
+/// refused as soon as it passes the limit.
+pub(crate) async fn collect_body(mut body: web::Payload, max: usize) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::new();
     while let Some(chunk) = body.next().await {
         let chunk = chunk.map_err(|_| ApiError::InvalidInput)?;
-        if out.len() + chunk.len() > MAX_XML_BODY {
-            return Err(ApiError::RequestBodyTooLarge {
-                max: MAX_XML_BODY as u64,
-            });
+        if out.len() + chunk.len() > max {
+            return Err(ApiError::RequestBodyTooLarge { max: max as u64 });
         }
         out.extend_from_slice(&chunk);
     }
@@ -55,7 +54,7 @@ pub(crate) async fn set_blob_service_properties(
     body: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     ctx.headers().content_length()?;
-    let bytes = xml_body(body).await?;
+    let bytes = collect_body(body, MAX_XML_BODY).await?;
     let update = std::str::from_utf8(&bytes).map_err(|_| ApiError::InvalidXmlDocument)?;
     let stored = ctx
         .store()

@@ -108,6 +108,7 @@ fn container(w: &mut XmlWriter, c: &ContainerProperties, include_metadata: bool)
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct BlobInclude {
     pub metadata: bool,
+    pub copy: bool,
 }
 
 pub(crate) fn list_blobs(
@@ -195,6 +196,13 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     w.element("BlobType", b.blob_type.as_str());
     if b.snapshot.is_none() {
         lease(w, &b.lease);
+    }
+    if let (true, Some(copy)) = (include.copy, &b.copy) {
+        w.element("CopyId", &copy.id);
+        w.element("CopyStatus", "success");
+        w.element("CopySource", &copy.source);
+        w.element("CopyProgress", &copy.progress);
+        w.element("CopyCompletionTime", &http_date(copy.completion_time));
     }
     w.element("ServerEncrypted", "true");
     if b.blob_type == BlobType::BlockBlob {

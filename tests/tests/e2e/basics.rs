@@ -1,7 +1,7 @@
 //! Smoke tests of the harness itself: a signed round trip, and the common
 //! response headers.
 
-use stowage_tests::{unique, TestServer};
+use stowage_tests::{TestServer, unique};
 
 #[tokio::test]
 async fn a_signed_round_trip_through_the_real_server() {
@@ -14,7 +14,10 @@ async fn a_signed_round_trip_through_the_real_server() {
     assert_eq!(r.status, 200);
     assert_eq!(&r.body[..], b"hello");
     assert!(r.header("x-ms-request-id").is_some());
-    assert_eq!(r.header("x-ms-version").as_deref(), Some(stowage_tests::client_version()));
+    assert_eq!(
+        r.header("x-ms-version").as_deref(),
+        Some(stowage_tests::client_version())
+    );
     assert!(r.header("date").is_some());
 }
 

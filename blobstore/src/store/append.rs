@@ -1,0 +1,153 @@
+//! Append Block (spec/10-operations.md §B15). Each append is one extent,
+//! added in one transaction that also checks the append conditions, so
+//! concurrent appenders are serialized and never lose or interleave a block.
+
+use bytes::Bytes;
+use futures::Stream;
+use stowage_leases::LeaseId;
+
+use super::Store;
+use super::blobs::{lease_after_write, require_committed};
+use crate::conditions::{self, AppendConditions, ConditionKind, Conditions, Current};
+use crate::meta::{self, BlobRow, ExtentRef};
+use crate::{BlobName, BlobType, ContainerName, Error, Result, Versioned};
+
+/// The most blocks an append blob takes.
+pub const MAX_APPENDED_BLOCKS: u64 = 50_000;
+
+/// Input of Append Block.
+#[derive(Clone, Debug)]
+pub struct AppendBlockInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// Conditional headers.
+    pub conditions: Conditions,
+    /// `x-ms-blob-condition-appendpos` / `-maxsize`.
+    pub append: AppendConditions,
+    /// `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
+    /// The transactional `Content-MD5`.
+    pub transactional_md5: Option<[u8; 16]>,
+    /// `Content-Length`, already checked against the size limit.
+    pub content_length: u64,
+}
+
+/// Output of Append Block.
+#[derive(Clone, Debug)]
+pub struct AppendBlockOutput {
+    /// The blob's new version.
+    pub version: Versioned,
+    /// Where this block starts (`x-ms-blob-append-offset`).
+    pub offset: u64,
+    /// Blocks after this one (`x-ms-blob-committed-block-count`).
+    pub committed_block_count: u64,
+    /// MD5 of the block.
+    pub body_md5: [u8; 16],
+}
+
+/// Every check of Append Block in the spec's order (after existence):
+/// conditions, lease, blob type, block count, append position, max size.
+fn check_append(
+    row: &mut BlobRow,
+    input: &AppendBlockInput,
+    now: std::time::SystemTime,
+) -> Result<()> {
+    let current = Current {
+        etag: row.version.etag.as_str(),
+        last_modified: row.version.last_modified,
+    };
+    conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+    row.lease = lease_after_write(Some(row), input.lease_id.as_ref(), now)?;
+    if row.blob_type != BlobType::AppendBlob {
+        return Err(Error::InvalidBlobType);
+    }
+    if row.committed_block_count.unwrap_or(0) >= MAX_APPENDED_BLOCKS {
+        return Err(Error::BlockCountExceedsLimit { uncommitted: false });
+    }
+    input.append.check(row.size, input.content_length)?;
+    Ok(())
+}
+
+impl Store {
+    /// Append Block.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals,
+    /// `InvalidBlobType`, `BlockCountExceedsLimit`, append-condition
+    /// failures, `Md5Mismatch`.
+    pub async fn append_block<S>(
+        &self,
+        input: AppendBlockInput,
+        body: S,
+    ) -> Result<AppendBlockOutput>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        let now = self.now();
+        let pre = input.clone();
+        self.inner
+            .db
+            .call(move |conn| {
+                let cid = meta::container_id(conn, &pre.account, pre.container.as_str())?;
+                let mut row = require_committed(conn, cid, &pre.blob, None)?;
+                check_append(&mut row, &pre, now)
+            })
+            .await?;
+        let written = self.inner.extents.write(body, input.content_length).await?;
+        let store = self.clone();
+        let id = written.id.clone();
+        let md5 = written.md5;
+        let result = self
+            .inner
+            .db
+            .write(move |tx| {
+                if let Some(expected) = input.transactional_md5 {
+                    if expected != md5 {
+                        return Err(Error::Md5Mismatch {
+                            expected,
+                            computed: md5,
+                        });
+                    }
+                }
+                let now = store.now();
+                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let mut row = require_committed(tx, cid, &input.blob, None)?;
+                check_append(&mut row, &input, now)?;
+                let offset = row.size;
+                meta::append_extent(
+                    tx,
+                    row.id,
+                    &ExtentRef {
+                        extent: id.unwrap_or_default(),
+                        len: written.len,
+                        block_id: None,
+                    },
+                )?;
+                row.size += written.len;
+                let count = row.committed_block_count.unwrap_or(0) + 1;
+                row.committed_block_count = Some(count);
+                row.version = Versioned {
+                    etag: store.inner.etags.next(now),
+                    last_modified: now,
+                };
+                meta::update_after_append(tx, &row)?;
+                Ok(AppendBlockOutput {
+                    version: row.version,
+                    offset,
+                    committed_block_count: count,
+                    body_md5: md5,
+                })
+            })
+            .await;
+        if result.is_err() {
+            if let Some(id) = &written.id {
+                let _ = self.inner.extents.delete(id).await;
+            }
+        }
+        result
+    }
+}

@@ -1,0 +1,485 @@
+//! Put Block, Put Block List and Get Block List (spec/10-operations.md
+//! §B12–B14). Blocks are extents; committing a list only rearranges
+//! references, so committing a blob of any size copies no bytes.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
+use futures::Stream;
+use stowage_leases::{LeaseId, LeaseRecord};
+
+use super::Store;
+use super::blobs::lease_after_write;
+use crate::conditions::{self, ConditionKind, Conditions, Current};
+use crate::meta::{self, BlobRow, BlockRow, ExtentRef, NewBlob};
+use crate::{
+    BlobName, BlobType, ContainerName, ContentProperties, Error, Metadata, Result, Versioned,
+};
+
+/// The most committed blocks of a block blob.
+pub const MAX_COMMITTED_BLOCKS: usize = 50_000;
+/// The most uncommitted blocks of a blob.
+pub const MAX_UNCOMMITTED_BLOCKS: u64 = 100_000;
+/// Uncommitted blocks are discarded after this long without Put Block or
+/// Put Block List on their blob.
+pub const UNCOMMITTED_BLOCK_LIFETIME: std::time::Duration =
+    std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// A block id: base64 of 1–64 bytes, kept exactly as the client wrote it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BlockId {
+    text: String,
+    decoded_len: usize,
+}
+
+impl BlockId {
+    /// Parses a block id; `None` when it is not base64 of 1–64 bytes.
+    pub fn parse(text: &str) -> Option<BlockId> {
+        let decoded = STANDARD.decode(text).ok()?;
+        (1..=64).contains(&decoded.len()).then(|| BlockId {
+            text: text.to_owned(),
+            decoded_len: decoded.len(),
+        })
+    }
+
+    /// The id as the client wrote it.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+fn decoded_len(text: &str) -> Option<usize> {
+    STANDARD.decode(text).ok().map(|d| d.len())
+}
+
+/// Which list a Put Block List entry takes its block from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockListKind {
+    /// The current committed list.
+    Committed,
+    /// The uncommitted blocks.
+    Uncommitted,
+    /// The uncommitted block if there is one, else the committed one.
+    Latest,
+}
+
+/// Which lists Get Block List returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockListType {
+    /// Only committed blocks (the default).
+    Committed,
+    /// Only uncommitted blocks.
+    Uncommitted,
+    /// Both.
+    All,
+}
+
+/// Input of Put Block.
+#[derive(Clone, Debug)]
+pub struct PutBlockInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// The block's id.
+    pub block_id: BlockId,
+    /// The transactional `Content-MD5`, verified while streaming.
+    pub transactional_md5: Option<[u8; 16]>,
+    /// `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
+    /// `Content-Length`, already checked against the size limit.
+    pub content_length: u64,
+}
+
+/// Input of Put Block List.
+#[derive(Clone, Debug)]
+pub struct PutBlockListInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// The new block list, in order.
+    pub blocks: Vec<(BlockListKind, BlockId)>,
+    /// The six content properties (absent ones cleared).
+    pub content: ContentProperties,
+    /// Metadata (replaces the old set).
+    pub metadata: Metadata,
+    /// Conditional headers.
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
+    /// `x-ms-access-tier`.
+    pub access_tier: Option<String>,
+}
+
+/// Input of Get Block List.
+#[derive(Clone, Debug)]
+pub struct GetBlockListInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// A snapshot id.
+    pub snapshot: Option<String>,
+    /// Which lists.
+    pub list_type: BlockListType,
+    /// `x-ms-lease-id`, checked when sent.
+    pub lease_id: Option<LeaseId>,
+}
+
+/// Output of Get Block List.
+#[derive(Clone, Debug)]
+pub struct GetBlockListOutput {
+    /// Committed blocks (id, size) in order, when asked for.
+    pub committed: Option<Vec<(String, u64)>>,
+    /// Uncommitted blocks (id, size) sorted by id, when asked for.
+    pub uncommitted: Option<Vec<(String, u64)>>,
+    /// ETag and Last-Modified, when the blob has been committed.
+    pub version: Option<Versioned>,
+    /// The committed size in bytes.
+    pub size: u64,
+}
+
+/// The check of Put Block against the current state: type and lease.
+fn check_put_block(
+    row: Option<&BlobRow>,
+    lease_id: Option<&LeaseId>,
+    now: std::time::SystemTime,
+) -> Result<LeaseRecord> {
+    if let Some(r) = row.filter(|r| r.committed) {
+        if r.blob_type != BlobType::BlockBlob {
+            return Err(Error::InvalidBlobType);
+        }
+    }
+    lease_after_write(row, lease_id, now)
+}
+
+impl Store {
+    /// Put Block: stages one block as an extent.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `InvalidBlobType`, lease refusals,
+    /// `InvalidBlobOrBlock`, `BlockCountExceedsLimit`, `Md5Mismatch`.
+    pub async fn put_block<S>(&self, input: PutBlockInput, body: S) -> Result<[u8; 16]>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        let now = self.now();
+        let pre = input.clone();
+        self.inner
+            .db
+            .call(move |conn| {
+                let cid = meta::container_id(conn, &pre.account, pre.container.as_str())?;
+                let row = meta::get_blob(conn, cid, pre.blob.as_str(), None)?;
+                check_put_block(row.as_ref(), pre.lease_id.as_ref(), now).map(|_| ())
+            })
+            .await?;
+        let written = self.inner.extents.write(body, input.content_length).await?;
+        let md5 = written.md5;
+        let extent = written.id.clone().unwrap_or_default();
+        let store = self.clone();
+        let result = self
+            .inner
+            .db
+            .write(move |tx| {
+                if let Some(expected) = input.transactional_md5 {
+                    if expected != md5 {
+                        return Err(Error::Md5Mismatch {
+                            expected,
+                            computed: md5,
+                        });
+                    }
+                }
+                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
+                let lease = check_put_block(row.as_ref(), input.lease_id.as_ref(), now)?;
+                let blob_id = match row {
+                    Some(mut r) => {
+                        check_block_id_length(tx, r.id, &input.block_id)?;
+                        if meta::count_uncommitted(tx, r.id)? >= MAX_UNCOMMITTED_BLOCKS {
+                            return Err(Error::BlockCountExceedsLimit { uncommitted: true });
+                        }
+                        if r.lease != lease {
+                            r.lease = lease;
+                            meta::update_blob_attributes(tx, &r)?;
+                        }
+                        r.id
+                    }
+                    // The first block brings an uncommitted blob into being,
+                    // invisible to reads (spec/00-overview.md §7).
+                    None => meta::insert_blob(
+                        tx,
+                        cid,
+                        &NewBlob {
+                            name: input.blob.as_str().to_owned(),
+                            snapshot: None,
+                            committed: false,
+                            blob_type: BlobType::BlockBlob,
+                            size: 0,
+                            version: Versioned {
+                                etag: store.inner.etags.next(now),
+                                last_modified: now,
+                            },
+                            creation_time: now,
+                            content: ContentProperties::default(),
+                            metadata: Metadata::default(),
+                            committed_block_count: None,
+                            access_tier: None,
+                            copy: None,
+                            lease,
+                            extents: Vec::new(),
+                        },
+                    )?,
+                };
+                let block = BlockRow {
+                    block_id: input.block_id.as_str().to_owned(),
+                    extent,
+                    len: written.len,
+                };
+                if let Some(old) = meta::stage_block(tx, blob_id, &block, now)? {
+                    meta::collect_unreferenced(tx, &[old], now)?;
+                }
+                Ok(md5)
+            })
+            .await;
+        if result.is_err() {
+            if let Some(id) = &written.id {
+                let _ = self.inner.extents.delete(id).await;
+            }
+        }
+        result
+    }
+
+    /// Put Block List: commits a list of staged and committed blocks as the
+    /// blob's new content and discards every uncommitted block.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, condition and lease refusals, `InvalidBlobType`,
+    /// `InvalidBlockList`, `BlockCountExceedsLimit`.
+    pub async fn put_block_list(&self, input: PutBlockListInput) -> Result<Versioned> {
+        let now = self.now();
+        let store = self.clone();
+        self.inner
+            .db
+            .write(move |tx| {
+                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
+                let committed_row = row.as_ref().filter(|r| r.committed);
+                let current = committed_row.map(|r| Current {
+                    etag: r.version.etag.as_str(),
+                    last_modified: r.version.last_modified,
+                });
+                conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
+                let lease = lease_after_write(row.as_ref(), input.lease_id.as_ref(), now)?;
+                if let Some(r) = committed_row {
+                    if r.blob_type != BlobType::BlockBlob {
+                        return Err(Error::InvalidBlobType);
+                    }
+                }
+                if input.blocks.len() > MAX_COMMITTED_BLOCKS {
+                    return Err(Error::BlockCountExceedsLimit { uncommitted: false });
+                }
+                let (committed, uncommitted) = match &row {
+                    Some(r) => (
+                        if r.committed {
+                            meta::committed_blocks(tx, r.id)?
+                        } else {
+                            Vec::new()
+                        },
+                        meta::uncommitted_blocks(tx, r.id)?,
+                    ),
+                    None => (Vec::new(), Vec::new()),
+                };
+                let extents = resolve_block_list(&input.blocks, &committed, &uncommitted)?;
+                let size = extents.iter().map(|e| e.len).sum();
+                let new = NewBlob {
+                    name: input.blob.as_str().to_owned(),
+                    snapshot: None,
+                    committed: true,
+                    blob_type: BlobType::BlockBlob,
+                    size,
+                    version: Versioned {
+                        etag: store.inner.etags.next(now),
+                        last_modified: now,
+                    },
+                    creation_time: committed_row.map_or(now, |r| r.creation_time),
+                    content: input.content.clone(),
+                    metadata: input.metadata.clone(),
+                    committed_block_count: None,
+                    access_tier: input.access_tier.clone(),
+                    copy: None,
+                    lease,
+                    extents,
+                };
+                match row {
+                    Some(r) => {
+                        let old = meta::replace_blob(tx, r.id, &new)?;
+                        meta::collect_unreferenced(tx, &old, now)?;
+                    }
+                    None => {
+                        meta::insert_blob(tx, cid, &new)?;
+                    }
+                }
+                Ok(new.version)
+            })
+            .await
+    }
+
+    /// Get Block List.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, `InvalidBlobType`, lease refusals.
+    pub async fn get_block_list(&self, input: GetBlockListInput) -> Result<GetBlockListOutput> {
+        let now = self.now();
+        self.inner
+            .db
+            .call(move |conn| {
+                let cid = meta::container_id(conn, &input.account, input.container.as_str())?;
+                let row =
+                    meta::get_blob(conn, cid, input.blob.as_str(), input.snapshot.as_deref())?
+                        .ok_or(Error::BlobNotFound)?;
+                if row.blob_type != BlobType::BlockBlob {
+                    return Err(Error::InvalidBlobType);
+                }
+                if row.snapshot.is_none() {
+                    stowage_leases::check(
+                        &row.lease,
+                        input.lease_id.as_ref(),
+                        stowage_leases::Access::Read,
+                        stowage_leases::Resource::Blob,
+                        now,
+                    )?;
+                }
+                let pairs = |v: Vec<BlockRow>| v.into_iter().map(|b| (b.block_id, b.len)).collect();
+                let want_committed = input.list_type != BlockListType::Uncommitted;
+                let want_uncommitted = input.list_type != BlockListType::Committed;
+                let committed = if want_committed {
+                    Some(if row.committed {
+                        pairs(meta::committed_blocks(conn, row.id)?)
+                    } else {
+                        Vec::new()
+                    })
+                } else {
+                    None
+                };
+                let uncommitted = if want_uncommitted {
+                    Some(if row.snapshot.is_none() {
+                        pairs(meta::uncommitted_blocks(conn, row.id)?)
+                    } else {
+                        Vec::new()
+                    })
+                } else {
+                    None
+                };
+                Ok(GetBlockListOutput {
+                    committed,
+                    uncommitted,
+                    version: row.committed.then_some(row.version),
+                    size: if row.committed { row.size } else { 0 },
+                })
+            })
+            .await
+    }
+}
+
+/// All block ids of one blob decode to the same length (B12).
+fn check_block_id_length(conn: &rusqlite::Connection, blob_id: i64, id: &BlockId) -> Result<()> {
+    let existing = meta::uncommitted_blocks(conn, blob_id)?
+        .into_iter()
+        .chain(meta::committed_blocks(conn, blob_id)?)
+        .next();
+    match existing.and_then(|b| decoded_len(&b.block_id)) {
+        Some(n) if n != id.decoded_len => Err(Error::InvalidBlobOrBlock),
+        _ => Ok(()),
+    }
+}
+
+/// The extents of a new committed list (spec/10-operations.md §B13): each
+/// entry names a block of the committed or the uncommitted list; an id that
+/// is missing, or listed twice, makes the list invalid.
+fn resolve_block_list(
+    entries: &[(BlockListKind, BlockId)],
+    committed: &[BlockRow],
+    uncommitted: &[BlockRow],
+) -> Result<Vec<ExtentRef>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(entries.len());
+    let find = |list: &[BlockRow], id: &str| list.iter().find(|b| b.block_id == id).cloned();
+    for (kind, id) in entries {
+        if !seen.insert(id.as_str()) {
+            return Err(Error::InvalidBlockList);
+        }
+        let block = match kind {
+            BlockListKind::Committed => find(committed, id.as_str()),
+            BlockListKind::Uncommitted => find(uncommitted, id.as_str()),
+            BlockListKind::Latest => {
+                find(uncommitted, id.as_str()).or_else(|| find(committed, id.as_str()))
+            }
+        }
+        .ok_or(Error::InvalidBlockList)?;
+        out.push(ExtentRef {
+            extent: block.extent,
+            len: block.len,
+            block_id: Some(block.block_id),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(id: &str, extent: &str, len: u64) -> BlockRow {
+        BlockRow {
+            block_id: id.into(),
+            extent: extent.into(),
+            len,
+        }
+    }
+
+    #[test]
+    fn block_id_rules() {
+        assert!(BlockId::parse("QUFBQUE=").is_some());
+        assert!(BlockId::parse(&STANDARD.encode([7u8; 64])).is_some());
+        assert!(BlockId::parse(&STANDARD.encode([7u8; 65])).is_none());
+        assert!(BlockId::parse("").is_none());
+        assert!(BlockId::parse("not base64!").is_none());
+    }
+
+    #[test]
+    fn block_list_resolution_table() {
+        let committed = [block("QQ==", "c-a", 1), block("Qg==", "c-b", 2)];
+        let uncommitted = [block("Qg==", "u-b", 20), block("Qw==", "u-c", 3)];
+        let id = |s: &str| BlockId::parse(s).unwrap();
+        use BlockListKind::*;
+        let cases: Vec<(Vec<(BlockListKind, BlockId)>, Result<Vec<&str>, ()>)> = vec![
+            (vec![], Ok(vec![])),
+            (vec![(Committed, id("QQ=="))], Ok(vec!["c-a"])),
+            (vec![(Uncommitted, id("Qw=="))], Ok(vec!["u-c"])),
+            (vec![(Latest, id("Qg=="))], Ok(vec!["u-b"])),
+            (vec![(Latest, id("QQ=="))], Ok(vec!["c-a"])),
+            (
+                vec![(Committed, id("Qg==")), (Latest, id("Qw=="))],
+                Ok(vec!["c-b", "u-c"]),
+            ),
+            (vec![(Committed, id("Qw=="))], Err(())),
+            (vec![(Uncommitted, id("QQ=="))], Err(())),
+            (vec![(Latest, id("RA=="))], Err(())),
+            (vec![(Latest, id("QQ==")), (Committed, id("QQ=="))], Err(())),
+        ];
+        for (entries, expected) in cases {
+            let got = resolve_block_list(&entries, &committed, &uncommitted)
+                .map(|v| v.into_iter().map(|e| e.extent).collect::<Vec<_>>())
+                .map_err(|_| ());
+            let expected = expected.map(|v| v.into_iter().map(String::from).collect());
+            assert_eq!(got, expected, "{entries:?}");
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Copy Blob within this server (spec/10-operations.md §B9, §B10). Every
+//! copy completes before its response: the destination shares the source's
+//! extents, so no bytes are copied and no copy is ever pending.
+
+use stowage_leases::{LeaseDuration, LeaseId};
+
+use super::Store;
+use super::blobs::lease_after_write;
+use crate::conditions::{self, ConditionKind, Conditions, Current};
+use crate::meta::{self, NewBlob};
+use crate::{
+    BlobName, ContainerName, CopyProperties, Error, Metadata, PublicAccess, Result, Versioned,
+};
+
+/// The blob a copy reads, as named by `x-ms-copy-source`.
+#[derive(Clone, Debug)]
+pub struct CopySource {
+    /// The source's account.
+    pub account: String,
+    /// The source's container.
+    pub container: ContainerName,
+    /// The source blob.
+    pub blob: BlobName,
+    /// A snapshot of it.
+    pub snapshot: Option<String>,
+    /// True when the request may read the source without anything more
+    /// (same account, or a SAS the server verified); false requires the
+    /// source container to allow anonymous reads.
+    pub authorized: bool,
+}
+
+/// Input of Copy Blob.
+#[derive(Clone, Debug)]
+pub struct CopyBlobInput {
+    /// The destination account.
+    pub account: String,
+    /// The destination container.
+    pub container: ContainerName,
+    /// The destination blob.
+    pub blob: BlobName,
+    /// The source.
+    pub source: CopySource,
+    /// `x-ms-copy-source` exactly as sent (recorded on the destination).
+    pub source_header: String,
+    /// Destination metadata; `None` takes the source's.
+    pub metadata: Option<Metadata>,
+    /// Destination conditions.
+    pub conditions: Conditions,
+    /// Source conditions (`x-ms-source-if-*`).
+    pub source_conditions: Conditions,
+    /// Destination `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
+    /// `x-ms-access-tier`.
+    pub access_tier: Option<String>,
+}
+
+/// Output of Copy Blob.
+#[derive(Clone, Debug)]
+pub struct CopyBlobOutput {
+    /// The destination's new version.
+    pub version: Versioned,
+    /// The new copy id.
+    pub copy_id: String,
+    /// The content MD5 of the copied content, when the source has one.
+    pub content_md5: Option<[u8; 16]>,
+}
+
+impl Store {
+    /// Copy Blob (and Copy Blob From URL, which completes the same way).
+    ///
+    /// # Errors
+    /// `CannotVerifyCopySource`, `SourceConditionNotMet`, `ContainerNotFound`,
+    /// destination condition and lease refusals, `InvalidBlobType`.
+    pub async fn copy_blob(&self, input: CopyBlobInput) -> Result<CopyBlobOutput> {
+        let now = self.now();
+        let store = self.clone();
+        let copy_id = uuid::Uuid::new_v4().to_string();
+        self.inner
+            .db
+            .write(move |tx| {
+                let src = &input.source;
+                // The source: missing, uncommitted or unreadable all look alike.
+                let src_container = meta::get_container(tx, &src.account, src.container.as_str())?
+                    .ok_or(Error::CannotVerifyCopySource)?;
+                // Either public level lets anyone read a blob they can name.
+                if !src.authorized
+                    && !matches!(
+                        src_container.public_access,
+                        Some(PublicAccess::Blob | PublicAccess::Container)
+                    )
+                {
+                    return Err(Error::CannotVerifyCopySource);
+                }
+                let source = meta::get_blob(
+                    tx,
+                    src_container.id,
+                    src.blob.as_str(),
+                    src.snapshot.as_deref(),
+                )?
+                .filter(|r| r.committed)
+                .ok_or(Error::CannotVerifyCopySource)?;
+                let source_current = Current {
+                    etag: source.version.etag.as_str(),
+                    last_modified: source.version.last_modified,
+                };
+                conditions::evaluate(
+                    &input.source_conditions,
+                    Some(source_current),
+                    ConditionKind::Source,
+                )?;
+
+                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let dest = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
+                let committed = dest.as_ref().filter(|r| r.committed);
+                let current = committed.map(|r| Current {
+                    etag: r.version.etag.as_str(),
+                    last_modified: r.version.last_modified,
+                });
+                conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
+                let lease = lease_after_write(dest.as_ref(), input.lease_id.as_ref(), now)?;
+                if input.lease_id.is_some()
+                    && lease.duration.is_some_and(|d| d != LeaseDuration::Infinite)
+                {
+                    return Err(Error::InfiniteLeaseDurationRequired);
+                }
+                if let Some(r) = committed {
+                    if r.blob_type != source.blob_type {
+                        return Err(Error::InvalidBlobType);
+                    }
+                }
+                let version = Versioned {
+                    etag: store.inner.etags.next(now),
+                    last_modified: now,
+                };
+                let new = NewBlob {
+                    name: input.blob.as_str().to_owned(),
+                    snapshot: None,
+                    committed: true,
+                    blob_type: source.blob_type,
+                    size: source.size,
+                    version: version.clone(),
+                    creation_time: committed.map_or(now, |r| r.creation_time),
+                    content: source.content.clone(),
+                    metadata: input.metadata.clone().unwrap_or(source.metadata.clone()),
+                    committed_block_count: source.committed_block_count,
+                    access_tier: input.access_tier.clone(),
+                    copy: Some(CopyProperties {
+                        id: copy_id.clone(),
+                        source: input.source_header.clone(),
+                        progress: format!("{0}/{0}", source.size),
+                        completion_time: now,
+                    }),
+                    lease,
+                    extents: meta::blob_extents(tx, source.id)?,
+                };
+                match dest {
+                    Some(r) => {
+                        let old = meta::replace_blob(tx, r.id, &new)?;
+                        meta::collect_unreferenced(tx, &old, now)?;
+                    }
+                    None => {
+                        meta::insert_blob(tx, cid, &new)?;
+                    }
+                }
+                Ok(CopyBlobOutput {
+                    version,
+                    copy_id,
+                    content_md5: source.content.content_md5,
+                })
+            })
+            .await
+    }
+
+    /// Abort Copy Blob: no copy is ever pending in Stowage, so after the
+    /// existence and lease checks the answer is `NoPendingCopyOperation`.
+    ///
+    /// # Errors
+    /// Always: `ContainerNotFound`, `BlobNotFound`, a lease refusal or
+    /// `NoPendingCopyOperation`.
+    pub async fn abort_copy_blob(
+        &self,
+        account: &str,
+        container: &ContainerName,
+        blob: &BlobName,
+        lease_id: Option<LeaseId>,
+    ) -> Result<()> {
+        let now = self.now();
+        let (account, container, blob) = (account.to_owned(), container.clone(), blob.clone());
+        self.inner
+            .db
+            .call(move |conn| {
+                let cid = meta::container_id(conn, &account, container.as_str())?;
+                let row = super::blobs::require_committed(conn, cid, &blob, None)?;
+                lease_after_write(Some(&row), lease_id.as_ref(), now)?;
+                Err(Error::NoPendingCopyOperation)
+            })
+            .await
+    }
+}

@@ -1,0 +1,108 @@
+//! Snapshot Blob (spec/10-operations.md §B8): a read-only version that
+//! shares its base's extents.
+
+use std::time::Duration;
+
+use stowage_leases::{Access, LeaseId, LeaseRecord, Resource};
+
+use super::Store;
+use super::blobs::require_committed;
+use crate::conditions::{self, ConditionKind, Conditions, Current};
+use crate::meta::{self, NewBlob};
+use crate::{BlobName, ContainerName, Metadata, Result, Versioned, iso8601_7};
+
+/// Input of Snapshot Blob.
+#[derive(Clone, Debug)]
+pub struct SnapshotBlobInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The base blob.
+    pub blob: BlobName,
+    /// Metadata for the snapshot; `None` copies the base blob's.
+    pub metadata: Option<Metadata>,
+    /// Conditional headers (failures are always 412).
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`, checked when sent (a leased blob may be snapshotted
+    /// without it).
+    pub lease_id: Option<LeaseId>,
+}
+
+/// Output of Snapshot Blob.
+#[derive(Clone, Debug)]
+pub struct SnapshotBlobOutput {
+    /// The new snapshot id.
+    pub snapshot: String,
+    /// The snapshot's ETag and Last-Modified.
+    pub version: Versioned,
+}
+
+impl Store {
+    /// Snapshot Blob.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
+    pub async fn snapshot_blob(&self, input: SnapshotBlobInput) -> Result<SnapshotBlobOutput> {
+        let now = self.now();
+        let store = self.clone();
+        self.inner
+            .db
+            .write(move |tx| {
+                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let base = require_committed(tx, cid, &input.blob, None)?;
+                let current = Current {
+                    etag: base.version.etag.as_str(),
+                    last_modified: base.version.last_modified,
+                };
+                conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+                stowage_leases::check(
+                    &base.lease,
+                    input.lease_id.as_ref(),
+                    Access::Read,
+                    Resource::Blob,
+                    now,
+                )?;
+                // Unique per blob: a second snapshot in the same 100 ns tick
+                // moves to the next tick (spec/00-overview.md §4.2).
+                let mut at = now;
+                let mut id = iso8601_7(at);
+                while meta::get_blob(tx, cid, input.blob.as_str(), Some(&id))?.is_some() {
+                    at += Duration::from_nanos(100);
+                    id = iso8601_7(at);
+                }
+                let (metadata, version) = match input.metadata {
+                    Some(m) => (
+                        m,
+                        Versioned {
+                            etag: store.inner.etags.next(now),
+                            last_modified: now,
+                        },
+                    ),
+                    None => (base.metadata.clone(), base.version.clone()),
+                };
+                let snapshot = NewBlob {
+                    name: base.name.clone(),
+                    snapshot: Some(id.clone()),
+                    committed: true,
+                    blob_type: base.blob_type,
+                    size: base.size,
+                    version: version.clone(),
+                    creation_time: base.creation_time,
+                    content: base.content.clone(),
+                    metadata,
+                    committed_block_count: base.committed_block_count,
+                    access_tier: base.access_tier.clone(),
+                    copy: base.copy.clone(),
+                    lease: LeaseRecord::default(),
+                    extents: meta::blob_extents(tx, base.id)?,
+                };
+                meta::insert_blob(tx, cid, &snapshot)?;
+                Ok(SnapshotBlobOutput {
+                    snapshot: id,
+                    version,
+                })
+            })
+            .await
+    }
+}

@@ -1,0 +1,140 @@
+//! Put Block, Put Block List, Get Block List (spec/10-operations.md §B12–B14).
+
+use actix_web::{HttpResponse, web};
+use futures::TryStreamExt;
+use md5::{Digest, Md5};
+use stowage_blobstore::{
+    BlockId, BlockListType, ConditionKind, GetBlockListInput, PutBlockInput, PutBlockListInput,
+    conditions,
+};
+
+use super::blob::refuse_unsupported;
+use crate::error::ApiError;
+use crate::request::RequestContext;
+use crate::{response, xml};
+
+/// Put Block body limits by request version (spec/00-overview.md §10).
+fn put_block_limit(version: &str) -> u64 {
+    if version >= "2019-12-12" {
+        4_194_304_000
+    } else if version >= "2016-05-31" {
+        100 * 1024 * 1024
+    } else {
+        4 * 1024 * 1024
+    }
+}
+
+/// The largest Put Block List body accepted: 50,000 entries of the longest
+/// id fit comfortably.
+const MAX_BLOCK_LIST_BODY: usize = 8 * 1024 * 1024;
+
+pub(crate) async fn put_block(
+    ctx: &RequestContext,
+    body: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    refuse_unsupported(ctx)?;
+    let raw = ctx
+        .query
+        .get("blockid")
+        .ok_or(ApiError::MissingRequiredQueryParameter("blockid"))?;
+    let block_id = BlockId::parse(raw).ok_or_else(|| ApiError::InvalidQueryParameterValue {
+        name: "blockid".into(),
+        value: raw.into(),
+    })?;
+    let h = ctx.headers();
+    let content_length = h.content_length()?;
+    let max = put_block_limit(&ctx.version);
+    if content_length > max {
+        return Err(ApiError::RequestBodyTooLarge { max });
+    }
+    let input = PutBlockInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        block_id,
+        transactional_md5: h.md5("content-md5")?,
+        lease_id: h.lease_id()?,
+        content_length,
+    };
+    let md5 = ctx
+        .store()
+        .put_block(input, body.map_err(std::io::Error::other))
+        .await?;
+    Ok(HttpResponse::Created()
+        .insert_header(("content-md5", response::md5_base64(&md5)))
+        .insert_header(("x-ms-request-server-encrypted", "true"))
+        .finish())
+}
+
+pub(crate) async fn put_block_list(
+    ctx: &RequestContext,
+    body: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    h.content_length()?;
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Create)?;
+    let transactional = h.md5("content-md5")?;
+    let bytes = super::service::collect_body(body, MAX_BLOCK_LIST_BODY).await?;
+    let md5: [u8; 16] = Md5::digest(&bytes).into();
+    if let Some(expected) = transactional {
+        if expected != md5 {
+            return Err(stowage_blobstore::Error::Md5Mismatch {
+                expected,
+                computed: md5,
+            }
+            .into());
+        }
+    }
+    let input = PutBlockListInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        blocks: xml::parse_block_list(&bytes)?,
+        content: h.blob_content_headers()?,
+        metadata: ctx.metadata()?,
+        conditions,
+        lease_id: h.lease_id()?,
+        access_tier: super::blob::access_tier(ctx)?,
+    };
+    let v = ctx.store().put_block_list(input).await?;
+    let mut b = HttpResponse::Created();
+    response::version(&mut b, &v);
+    b.insert_header(("content-md5", response::md5_base64(&md5)));
+    b.insert_header(("x-ms-request-server-encrypted", "true"));
+    Ok(b.finish())
+}
+
+pub(crate) async fn get_block_list(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    refuse_unsupported(ctx)?;
+    let list_type = match ctx.query.get("blocklisttype") {
+        None | Some("committed") => BlockListType::Committed,
+        Some("uncommitted") => BlockListType::Uncommitted,
+        Some("all") => BlockListType::All,
+        Some(other) => {
+            return Err(ApiError::InvalidQueryParameterValue {
+                name: "blocklisttype".into(),
+                value: other.into(),
+            });
+        }
+    };
+    let input = GetBlockListInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        snapshot: ctx.snapshot(),
+        list_type,
+        lease_id: ctx.headers().lease_id()?,
+    };
+    let out = ctx.store().get_block_list(input).await?;
+    let mut b = HttpResponse::Ok();
+    if let Some(v) = &out.version {
+        response::version(&mut b, v);
+    }
+    b.insert_header(("x-ms-blob-content-length", out.size.to_string()));
+    Ok(b.content_type("application/xml")
+        .body(xml::block_list(&out)))
+}
