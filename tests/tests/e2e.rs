@@ -3,8 +3,13 @@
 //! directory and manual clock, and never sleeps.
 
 mod e2e {
+    mod append;
     mod basics;
     mod blobs;
+    mod blocks;
+    mod copy;
+    mod gc;
+    mod snapshots;
     mod conditions;
     mod containers;
     mod contention;
