@@ -45,8 +45,8 @@ pub use listing::{
 };
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
-    BlobProperties, BlobType, ContainerProperties, ContentProperties, CopyProperties, PublicAccess,
-    Versioned,
+    AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
+    CopyProperties, PublicAccess, Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
@@ -56,8 +56,8 @@ pub use store::{
     DeleteContainerInput, DeleteSnapshots, GetBlobInput, GetBlobOutput, GetBlockListInput,
     GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
     MAX_COMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput,
-    SetBlobMetadataInput, SetBlobPropertiesInput, SetContainerMetadataInput, SnapshotBlobInput,
-    SnapshotBlobOutput, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
+    SetBlobMetadataInput, SetBlobPropertiesInput, SetContainerAclInput, SetContainerMetadataInput,
+    SnapshotBlobInput, SnapshotBlobOutput, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
 };
 pub use timestamps::{from_nanos, iso8601_7, to_nanos};
 

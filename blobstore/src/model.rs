@@ -83,6 +83,31 @@ impl PublicAccess {
     }
 }
 
+/// A stored access policy of a container's ACL (spec/10-operations.md §C5,
+/// §C6): what a SAS naming it by `si` may do, and when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessPolicy {
+    /// The policy's name (1–64 characters).
+    pub id: String,
+    /// Start of validity.
+    pub start: Option<SystemTime>,
+    /// End of validity.
+    pub expiry: Option<SystemTime>,
+    /// Permission letters.
+    pub permission: Option<String>,
+}
+
+/// A container's ACL: public access level and stored access policies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContainerAcl {
+    /// The public access level.
+    pub public_access: Option<PublicAccess>,
+    /// Up to five stored access policies.
+    pub policies: Vec<AccessPolicy>,
+    /// The container's ETag and Last-Modified.
+    pub version: Versioned,
+}
+
 /// The identity of one version of a resource: what every write returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Versioned {

@@ -71,6 +71,21 @@ pub enum ApiError {
     /// Authentication failed; the detail goes in `<AuthenticationErrorDetail>`.
     #[error("authentication failed: {0}")]
     AuthenticationFailed(String),
+    /// A SAS that does not grant the operation.
+    #[error("SAS permission mismatch")]
+    AuthorizationPermissionMismatch,
+    /// An account SAS whose `srt` does not cover the operation.
+    #[error("SAS resource type mismatch")]
+    AuthorizationResourceTypeMismatch,
+    /// A SAS used from outside its `sip` range.
+    #[error("SAS source IP mismatch")]
+    AuthorizationSourceIpMismatch(String),
+    /// A SAS requiring HTTPS used over HTTP.
+    #[error("SAS protocol mismatch")]
+    AuthorizationProtocolMismatch,
+    /// An account SAS without the blob service.
+    #[error("SAS service mismatch")]
+    AuthorizationServiceMismatch,
     /// A malformed `Authorization` header.
     #[error("invalid authentication information")]
     InvalidAuthenticationInfo,
@@ -206,6 +221,31 @@ impl ApiError {
                 "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
             )
             .with("AuthenticationErrorDetail", detail.clone()),
+            ApiError::AuthorizationPermissionMismatch => answer(
+                403,
+                "AuthorizationPermissionMismatch",
+                "This request is not authorized to perform this operation using this permission.",
+            ),
+            ApiError::AuthorizationResourceTypeMismatch => answer(
+                403,
+                "AuthorizationResourceTypeMismatch",
+                "This request is not authorized to perform this operation using this resource type.",
+            ),
+            ApiError::AuthorizationSourceIpMismatch(ip) => answer(
+                403,
+                "AuthorizationSourceIPMismatch",
+                format!("This request is not authorized to perform this operation using this source IP {ip}."),
+            ),
+            ApiError::AuthorizationProtocolMismatch => answer(
+                403,
+                "AuthorizationProtocolMismatch",
+                "This request is not authorized to perform this operation using this protocol.",
+            ),
+            ApiError::AuthorizationServiceMismatch => answer(
+                403,
+                "AuthorizationServiceMismatch",
+                "This request is not authorized to perform this operation using this service.",
+            ),
             ApiError::InvalidAuthenticationInfo => answer(
                 400,
                 "InvalidAuthenticationInfo",

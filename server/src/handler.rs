@@ -8,7 +8,7 @@ use actix_web::dev::Server;
 use actix_web::http::{Method, StatusCode};
 use actix_web::{App, HttpRequest, HttpResponse, web};
 
-use crate::auth::{self, Principal};
+use crate::auth::{self, Credentials};
 use crate::error::ApiError;
 use crate::header_case::{CaseIo, Connection, LocalAddr};
 use crate::ops::{self, Operation, RouteKey};
@@ -112,14 +112,23 @@ async fn process(
         .get("x-ms-version")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    // A SAS request without x-ms-version is processed with its api-version,
+    // else its signed version (spec/00-overview.md §2).
+    let sas_version = || {
+        let q = Query::parse(req.query_string()).ok()?;
+        q.get("api-version").or(q.get("sv")).map(str::to_owned)
+    };
     let version = requested
         .clone()
+        .or_else(sas_version)
         .filter(|v| version::is_acceptable(v))
         .unwrap_or_else(|| version::OLDEST.to_owned());
     let result = async {
         let target = Target::parse(req.path())?;
-        let principal = auth::authenticate(req, &target, &state)?;
-        if principal == Principal::Anonymous && state.accounts.get(&target.account).is_none() {
+        let credentials = auth::authenticate(req, &target, &state)?;
+        if matches!(credentials, Credentials::Anonymous)
+            && state.accounts.get(&target.account).is_none()
+        {
             return Err(ApiError::ResourceNotFound);
         }
         if let Some(v) = &requested {
@@ -147,17 +156,16 @@ async fn process(
             has_blob_type: req.headers().contains_key("x-ms-blob-type"),
             has_copy_source: req.headers().contains_key("x-ms-copy-source"),
         })?;
-        let ctx = RequestContext {
+        let mut ctx = RequestContext {
             state: state.clone(),
             req: req.clone(),
             target,
             query,
             version: version.clone(),
             meta_names: meta_names.unwrap_or_default(),
+            sas: None,
         };
-        if principal == Principal::Anonymous {
-            auth::authorize_anonymous(op, &ctx).await?;
-        }
+        ctx.sas = auth::authorize(op, &ctx, credentials).await?;
         ops::dispatch(op, &ctx, body).await
     }
     .await;

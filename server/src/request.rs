@@ -21,6 +21,8 @@ pub(crate) struct RequestContext {
     pub version: String,
     /// The `x-ms-meta-*` names exactly as sent (empty when unknown).
     pub meta_names: Vec<String>,
+    /// What the request's shared access signature grants, for SAS requests.
+    pub sas: Option<crate::auth::sas::SasGrant>,
 }
 
 impl RequestContext {

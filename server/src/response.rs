@@ -88,3 +88,22 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
         b.insert_header(("x-ms-snapshot", snapshot.as_str()));
     }
 }
+
+/// A service SAS's response-header overrides (`rscc`, `rscd`, `rsce`, `rscl`,
+/// `rsct`) replace the stored values in the answer (spec/40-auth.md §4.7).
+pub(crate) fn sas_overrides(b: &mut HttpResponseBuilder, sas: Option<&crate::auth::sas::SasGrant>) {
+    let Some(o) = sas.map(|g| &g.overrides) else {
+        return;
+    };
+    for (name, value) in [
+        ("cache-control", &o.cache_control),
+        ("content-disposition", &o.content_disposition),
+        ("content-encoding", &o.content_encoding),
+        ("content-language", &o.content_language),
+        ("content-type", &o.content_type),
+    ] {
+        if let Some(v) = value {
+            b.insert_header((name, v.as_str()));
+        }
+    }
+}

@@ -26,7 +26,6 @@ from azure.storage.blob import (
     generate_container_sas,
 )
 
-import issues
 from helpers import ACCOUNT_NAME, CLIENT_OPTIONS, raises, unique_name
 
 WRONG_KEY = base64.b64encode(b"not the development key, 64 bytes long......................").decode()
@@ -90,7 +89,6 @@ def test_authentication_runs_before_existence(blob_endpoint):
 # --- Service SAS (issue 8) ------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_blob_sas_read(container, account_key):
     """A blob SAS with sp=r reads the blob (200) and its properties; a write
     with it is 403 AuthorizationPermissionMismatch."""
@@ -107,7 +105,6 @@ def test_blob_sas_read(container, account_key):
     assert blob.download_blob().readall() == b"shared content"
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_blob_sas_write_create_delete(container, account_key):
     """sp=cw creates and overwrites the named blob; sp=d deletes it."""
     blob = container.get_blob_client("written")
@@ -120,7 +117,6 @@ def test_blob_sas_write_create_delete(container, account_key):
     assert not blob.exists()
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_blob_sas_is_for_one_blob_only(container, account_key):
     """A blob SAS used on another blob: the canonicalized resource differs, so
     the signature does not match: 403 AuthenticationFailed."""
@@ -134,7 +130,6 @@ def test_blob_sas_is_for_one_blob_only(container, account_key):
         sas_blob(other.url, token).download_blob()
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_expired_and_not_yet_valid_sas_are_refused(container, account_key):
     """A SAS whose expiry has passed, or whose start is in the future: 403
     AuthenticationFailed."""
@@ -150,7 +145,6 @@ def test_expired_and_not_yet_valid_sas_are_refused(container, account_key):
         sas_blob(blob.url, future).download_blob()
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_tampered_and_foreign_key_sas_are_refused(container, account_key):
     """A SAS whose permissions were edited after signing, or signed with another
     key: 403 AuthenticationFailed."""
@@ -168,7 +162,6 @@ def test_tampered_and_foreign_key_sas_are_refused(container, account_key):
     assert blob.exists()
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_container_sas_list_and_read(container, account_key):
     """A container SAS with sp=rl lists the container and reads any blob in it;
     sp=r alone cannot list (403 AuthorizationPermissionMismatch) and a
@@ -188,7 +181,6 @@ def test_container_sas_list_and_read(container, account_key):
         listing.set_container_metadata({"no": "way"})
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_sas_response_header_overrides(container, account_key):
     """rsct / rscd / rscc on a service SAS replace Content-Type,
     Content-Disposition and Cache-Control of the response only."""
@@ -209,7 +201,6 @@ def test_sas_response_header_overrides(container, account_key):
     assert stored.content_disposition is None
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_stored_access_policy(container, account_key):
     """A container SAS naming a stored access policy (si) takes permissions and
     expiry from it; removing the policy revokes the token (403
@@ -240,7 +231,6 @@ def test_stored_access_policy(container, account_key):
 # --- Account SAS (issue 8) ------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_account_sas(blob_endpoint, account_key, container):
     """An account SAS (ss=b, srt=sco, sp=rl) lists containers and blobs and
     reads blobs; creating a container with it is 403
@@ -262,7 +252,6 @@ def test_account_sas(blob_endpoint, account_key, container):
         client.create_container(unique_name("refused"))
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_account_sas_resource_type_mismatch(blob_endpoint, account_key, container):
     """An account SAS with srt=o reads objects but cannot list containers (a
     service-level operation): 403 AuthorizationResourceTypeMismatch."""
@@ -279,7 +268,6 @@ def test_account_sas_resource_type_mismatch(blob_endpoint, account_key, containe
         list(client.list_containers())
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_account_sas_write_and_delete(blob_endpoint, account_key):
     """An account SAS with srt=co and sp=cwd creates a container, writes a blob
     and deletes both."""
@@ -324,7 +312,6 @@ def test_public_blob_access(blob_endpoint, new_container, service):
         ContainerClient(blob_endpoint, private.container_name, **CLIENT_OPTIONS).download_blob("secret")
 
 
-@pytest.mark.xfail(strict=True, reason=issues.AUTH)
 def test_public_container_access_and_acl_change(blob_endpoint, new_container):
     """Public access level container: anonymous listing works too. Set Container
     ACL back to private: anonymous reads are refused again (404)."""

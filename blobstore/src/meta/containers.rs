@@ -5,7 +5,7 @@ use stowage_leases::LeaseRecord;
 
 use super::lease_columns;
 use crate::timestamps::{from_nanos, to_nanos};
-use crate::{Error, Etag, Metadata, PublicAccess, Result, Versioned};
+use crate::{AccessPolicy, Error, Etag, Metadata, PublicAccess, Result, Versioned};
 
 /// A container as stored.
 #[derive(Clone, Debug)]
@@ -135,6 +135,59 @@ pub(crate) fn update_container_lease(
         lease_columns::COLUMNS
     ))?
     .execute(params![id, v.0, v.1, v.2, v.3, v.4])?;
+    Ok(())
+}
+
+/// The stored access policies of a container, in order.
+pub(crate) fn container_policies(conn: &Connection, id: i64) -> Result<Vec<AccessPolicy>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, start, expiry, permission FROM container_policies
+         WHERE container_id = ?1 ORDER BY seq",
+    )?;
+    let rows = stmt.query_map(params![id], |r| {
+        Ok(AccessPolicy {
+            id: r.get(0)?,
+            start: r.get::<_, Option<i64>>(1)?.map(from_nanos),
+            expiry: r.get::<_, Option<i64>>(2)?.map(from_nanos),
+            permission: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Replaces the ACL: public access, policies, and the container's version.
+pub(crate) fn set_container_acl(
+    conn: &Connection,
+    id: i64,
+    version: &Versioned,
+    public_access: Option<PublicAccess>,
+    policies: &[AccessPolicy],
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE containers SET etag = ?2, last_modified = ?3, public_access = ?4 WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        version.etag.as_str(),
+        to_nanos(version.last_modified),
+        public_access.map(PublicAccess::as_str)
+    ])?;
+    conn.prepare_cached("DELETE FROM container_policies WHERE container_id = ?1")?
+        .execute(params![id])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO container_policies (container_id, seq, id, start, expiry, permission)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (seq, p) in policies.iter().enumerate() {
+        insert.execute(params![
+            id,
+            seq as i64,
+            p.id,
+            p.start.map(to_nanos),
+            p.expiry.map(to_nanos),
+            p.permission
+        ])?;
+    }
     Ok(())
 }
 

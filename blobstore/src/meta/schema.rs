@@ -101,6 +101,16 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
             extent TEXT PRIMARY KEY,
             since INTEGER NOT NULL
         );
+        -- Stored access policies of a container's ACL, in document order.
+        CREATE TABLE container_policies (
+            container_id INTEGER NOT NULL REFERENCES containers(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            start INTEGER,
+            expiry INTEGER,
+            permission TEXT,
+            PRIMARY KEY (container_id, seq)
+        );
         CREATE TABLE service_properties (
             account TEXT PRIMARY KEY,
             document TEXT NOT NULL

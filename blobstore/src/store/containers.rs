@@ -5,7 +5,10 @@ use stowage_leases::{Access, LeaseId, Resource};
 use super::{Store, container_properties};
 use crate::conditions::{self, ConditionKind, Conditions, Current};
 use crate::meta::{self, ContainerRow, NewContainer};
-use crate::{ContainerName, ContainerProperties, Metadata, PublicAccess, Result, Versioned};
+use crate::{
+    AccessPolicy, ContainerAcl, ContainerName, ContainerProperties, Metadata, PublicAccess, Result,
+    Versioned,
+};
 
 /// Input of Create Container.
 #[derive(Clone, Debug)]
@@ -49,6 +52,23 @@ pub struct DeleteContainerInput {
     /// Conditional headers (only the two date headers count).
     pub conditions: Conditions,
     /// `x-ms-lease-id`, required while the container is leased.
+    pub lease_id: Option<LeaseId>,
+}
+
+/// Input of Set Container ACL.
+#[derive(Clone, Debug)]
+pub struct SetContainerAclInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The new public access level (`None`: private).
+    pub public_access: Option<PublicAccess>,
+    /// The new stored access policies (replace the old ones).
+    pub policies: Vec<AccessPolicy>,
+    /// Conditional headers (only the two date headers count).
+    pub conditions: Conditions,
+    /// `x-ms-lease-id`, checked when sent.
     pub lease_id: Option<LeaseId>,
 }
 
@@ -151,6 +171,77 @@ impl Store {
                     last_modified: now,
                 };
                 meta::update_container_metadata(tx, row.id, &version, &input.metadata)?;
+                Ok(version)
+            })
+            .await
+    }
+
+    /// Get Container ACL.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, lease refusals.
+    pub async fn get_container_acl(
+        &self,
+        account: &str,
+        container: &ContainerName,
+        lease_id: Option<LeaseId>,
+    ) -> Result<ContainerAcl> {
+        let now = self.now();
+        let (account, name) = (account.to_owned(), container.as_str().to_owned());
+        self.inner
+            .db
+            .call(move |conn| {
+                let row = meta::require_container(conn, &account, &name)?;
+                stowage_leases::check(
+                    &row.lease,
+                    lease_id.as_ref(),
+                    Access::Read,
+                    Resource::Container,
+                    now,
+                )?;
+                Ok(ContainerAcl {
+                    public_access: row.public_access,
+                    policies: meta::container_policies(conn, row.id)?,
+                    version: row.version,
+                })
+            })
+            .await
+    }
+
+    /// Set Container ACL: replaces the public access level and the policies.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `ConditionNotMet`, lease refusals.
+    pub async fn set_container_acl(&self, input: SetContainerAclInput) -> Result<Versioned> {
+        let now = self.now();
+        let store = self.clone();
+        self.inner
+            .db
+            .write(move |tx| {
+                let row = meta::require_container(tx, &input.account, input.container.as_str())?;
+                conditions::evaluate(
+                    &input.conditions,
+                    Some(current(&row)),
+                    ConditionKind::ContainerDates,
+                )?;
+                stowage_leases::check(
+                    &row.lease,
+                    input.lease_id.as_ref(),
+                    Access::Read,
+                    Resource::Container,
+                    now,
+                )?;
+                let version = Versioned {
+                    etag: store.inner.etags.next(now),
+                    last_modified: now,
+                };
+                meta::set_container_acl(
+                    tx,
+                    row.id,
+                    &version,
+                    input.public_access,
+                    &input.policies,
+                )?;
                 Ok(version)
             })
             .await

@@ -32,7 +32,9 @@ pub use blocks::{
     MAX_COMMITTED_BLOCKS, PutBlockInput, PutBlockListInput, UNCOMMITTED_BLOCK_LIFETIME,
 };
 pub use body::BlobBody;
-pub use containers::{CreateContainerInput, DeleteContainerInput, SetContainerMetadataInput};
+pub use containers::{
+    CreateContainerInput, DeleteContainerInput, SetContainerAclInput, SetContainerMetadataInput,
+};
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};

@@ -1,44 +1,52 @@
-//! Who is asking: Shared Key (and Lite) for account holders, anonymous access
-//! where a container's public access level allows it (spec/40-auth.md).
+//! Who is asking: Shared Key (and Lite) for account holders, shared access
+//! signatures, and anonymous access where a container's public access level
+//! allows it (spec/40-auth.md).
 //! Runs before everything else, so a refused request learns nothing about
 //! what exists.
 
+mod permissions;
 pub mod sas;
 pub mod shared_key;
 
 use actix_web::HttpRequest;
-use stowage_blobstore::PublicAccess;
+use stowage_blobstore::{
+    ContainerName, Error as StoreError, GetBlobInput, PublicAccess, iso8601_7,
+};
 
 use crate::error::ApiError;
 use crate::ops::Operation;
 use crate::request::RequestContext;
 use crate::state::AppState;
 use crate::target::Target;
+use permissions::{ResourceType, ServiceScope};
+use sas::{SasError, SasGrant, SasKind, SasRequest, SasToken, SignedResource, StoredPolicy};
 use shared_key::{RequestView, SharedKeyError};
 
-/// The authenticated party of a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Principal {
-    /// Signed with the account key: may do everything on the account.
+/// The credentials a request presents, checked as far as they can be
+/// without knowing the operation.
+#[derive(Debug)]
+pub(crate) enum Credentials {
+    /// Signed with the account key (verified): may do everything on the account.
     AccountKey,
+    /// A shared access signature, verified by [`authorize`] once the
+    /// operation is known.
+    Sas(Box<SasToken>),
     /// No credentials: limited to public containers.
     Anonymous,
 }
 
 /// Checks the request's credentials against the account named in the URL.
+/// An `Authorization` header wins over a SAS in the query.
 pub(crate) fn authenticate(
     req: &HttpRequest,
     target: &Target,
     state: &AppState,
-) -> Result<Principal, ApiError> {
+) -> Result<Credentials, ApiError> {
     let Some(value) = req.headers().get("authorization") else {
-        if req.query_string().split('&').any(|p| p.starts_with("sig=")) {
-            // Shared access signatures arrive with the issue "Who gets in".
-            return Err(ApiError::AuthenticationFailed(
-                "Shared access signatures are not supported by this server yet.".into(),
-            ));
-        }
-        return Ok(Principal::Anonymous);
+        return match sas::parse_sas(req.query_string()) {
+            Some(token) => Ok(Credentials::Sas(Box::new(token.map_err(sas_error)?))),
+            None => Ok(Credentials::Anonymous),
+        };
     };
     let value = value
         .to_str()
@@ -67,7 +75,150 @@ pub(crate) fn authenticate(
         .unwrap_or_default();
     shared_key::verify(&view, &auth, &target.account, keys, state.clock.now())
         .map_err(shared_key_error)?;
-    Ok(Principal::AccountKey)
+    Ok(Credentials::AccountKey)
+}
+
+/// Decides whether the credentials allow `op`. Returns the SAS grant of a
+/// SAS request (its response-header overrides apply to reads).
+pub(crate) async fn authorize(
+    op: Operation,
+    ctx: &RequestContext,
+    credentials: Credentials,
+) -> Result<Option<SasGrant>, ApiError> {
+    match credentials {
+        Credentials::AccountKey => Ok(None),
+        Credentials::Anonymous => authorize_anonymous(op, ctx).await.map(|()| None),
+        Credentials::Sas(token) => authorize_sas(op, ctx, &token).await.map(Some),
+    }
+}
+
+async fn authorize_sas(
+    op: Operation,
+    ctx: &RequestContext,
+    token: &SasToken,
+) -> Result<SasGrant, ApiError> {
+    let target = &ctx.target;
+    let keys = ctx
+        .state
+        .accounts
+        .get(&target.account)
+        .map(|a| a.keys.as_slice())
+        .unwrap_or_default();
+    let policy = match (&token.si, &target.container) {
+        (Some(id), Some(container)) => Some(stored_policy(ctx, container, id).await?),
+        (Some(_), None) => return Err(sas_error(SasError::PolicyNotFound)),
+        (None, _) => None,
+    };
+    let snapshot = ctx.query.get("snapshot").or(ctx.query.get("versionid"));
+    let request = SasRequest {
+        account: &target.account,
+        container: target.container.as_deref(),
+        blob: target.blob.as_deref(),
+        snapshot,
+        now: ctx.state.clock.now(),
+        client_ip: ctx.req.peer_addr().map(|a| a.ip()),
+        https: ctx.req.connection_info().scheme() == "https",
+    };
+    let grant = sas::verify_sas(token, &request, keys, policy.as_ref()).map_err(sas_error)?;
+    let lease_break = ctx
+        .req
+        .headers()
+        .get("x-ms-lease-action")
+        .is_some_and(|v| v.as_bytes() == b"break");
+    let need =
+        permissions::sas_need(op, lease_break).ok_or(ApiError::AuthorizationPermissionMismatch)?;
+    match grant.kind {
+        SasKind::Account => {
+            let types = grant.resource_types.unwrap_or_default();
+            let covered = match need.resource_type {
+                ResourceType::Service => types.service,
+                ResourceType::Container => types.container,
+                ResourceType::Object => types.object,
+            };
+            if !covered {
+                return Err(ApiError::AuthorizationResourceTypeMismatch);
+            }
+        }
+        SasKind::Service => {
+            let allowed = match need.service_scope {
+                ServiceScope::None => false,
+                ServiceScope::Container => grant.resource == Some(SignedResource::Container),
+                ServiceScope::Any => true,
+            };
+            if !allowed {
+                return Err(ApiError::AuthorizationPermissionMismatch);
+            }
+        }
+    }
+    if !grant.permissions.contains_any(need.letters) {
+        return Err(ApiError::AuthorizationPermissionMismatch);
+    }
+    if need.create_only_needs_absent && !grant.permissions.contains('w') && blob_exists(ctx).await?
+    {
+        return Err(ApiError::AuthorizationPermissionMismatch);
+    }
+    Ok(grant)
+}
+
+/// The stored access policy `id` of the container, as the SAS checks read it.
+async fn stored_policy(
+    ctx: &RequestContext,
+    container: &str,
+    id: &str,
+) -> Result<StoredPolicy, ApiError> {
+    let not_found = || sas_error(SasError::PolicyNotFound);
+    let name = ContainerName::parse(container).map_err(|_| not_found())?;
+    let acl = ctx
+        .store()
+        .get_container_acl(ctx.account(), &name, None)
+        .await
+        .map_err(|_| not_found())?;
+    let p = acl
+        .policies
+        .into_iter()
+        .find(|p| p.id == id)
+        .ok_or_else(not_found)?;
+    Ok(StoredPolicy {
+        start: p.start.map(iso8601_7),
+        expiry: p.expiry.map(iso8601_7),
+        permission: p.permission,
+    })
+}
+
+/// Whether the addressed blob exists (committed), for the `c`-only rule.
+async fn blob_exists(ctx: &RequestContext) -> Result<bool, ApiError> {
+    let input = GetBlobInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        snapshot: None,
+        range: None,
+        conditions: Default::default(),
+        lease_id: None,
+    };
+    match ctx.store().get_blob_properties(input).await {
+        Ok(_) => Ok(true),
+        Err(StoreError::BlobNotFound | StoreError::ContainerNotFound) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn sas_error(e: SasError) -> ApiError {
+    match e {
+        SasError::PolicyFieldConflict(field) => ApiError::InvalidQueryParameterValue {
+            name: field.to_owned(),
+            value: String::new(),
+        },
+        SasError::SourceIpMismatch(ip) => ApiError::AuthorizationSourceIpMismatch(ip),
+        SasError::ProtocolMismatch => ApiError::AuthorizationProtocolMismatch,
+        SasError::ServiceMismatch => ApiError::AuthorizationServiceMismatch,
+        SasError::EncryptionScopeNotSupported => ApiError::NotImplemented,
+        other @ (SasError::Malformed(_)
+        | SasError::UnsupportedKind
+        | SasError::PolicyNotFound
+        | SasError::SignatureMismatch { .. }
+        | SasError::OutsideTimeWindow) => ApiError::AuthenticationFailed(other.to_string()),
+    }
 }
 
 fn shared_key_error(e: SharedKeyError) -> ApiError {
@@ -85,10 +236,7 @@ fn shared_key_error(e: SharedKeyError) -> ApiError {
 /// container, list and read the properties of a `container` container
 /// (spec/40-auth.md §5). Anything else is answered as if the resource did not
 /// exist.
-pub(crate) async fn authorize_anonymous(
-    op: Operation,
-    ctx: &RequestContext,
-) -> Result<(), ApiError> {
+async fn authorize_anonymous(op: Operation, ctx: &RequestContext) -> Result<(), ApiError> {
     use Operation::*;
     let needs = match op {
         GetBlob | GetBlobProperties | GetBlobMetadata | GetPageRanges => PublicAccess::Blob,

@@ -144,6 +144,7 @@ pub(crate) async fn get_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiEr
         None => HttpResponse::Ok(),
     };
     response::blob_properties(&mut b, p);
+    response::sas_overrides(&mut b, ctx.sas.as_ref());
     let len = match &out.range {
         Some(r) => {
             b.insert_header((
@@ -196,6 +197,7 @@ pub(crate) async fn get_blob_properties(ctx: &RequestContext) -> Result<HttpResp
         .await?;
     let mut b = HttpResponse::Ok();
     response::blob_properties(&mut b, &p);
+    response::sas_overrides(&mut b, ctx.sas.as_ref());
     if let Some(md5) = &p.content.content_md5 {
         b.insert_header(("content-md5", response::md5_base64(md5)));
     }

@@ -3,7 +3,7 @@
 use actix_web::HttpResponse;
 use stowage_blobstore::{
     ConditionKind, CreateContainerInput, DeleteContainerInput, ListBlobsInput, PublicAccess,
-    SetContainerMetadataInput, conditions,
+    SetContainerAclInput, SetContainerMetadataInput, conditions,
 };
 
 use super::params;
@@ -165,4 +165,44 @@ pub(crate) async fn list_blobs(ctx: &RequestContext) -> Result<HttpResponse, Api
     Ok(HttpResponse::Ok()
         .content_type("application/xml")
         .body(body))
+}
+
+pub(crate) async fn get_container_acl(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    let lease_id = ctx.headers().lease_id()?;
+    let acl = ctx
+        .store()
+        .get_container_acl(ctx.account(), &ctx.container()?, lease_id)
+        .await?;
+    let mut b = HttpResponse::Ok();
+    response::version(&mut b, &acl.version);
+    if let Some(access) = acl.public_access {
+        b.insert_header(("x-ms-blob-public-access", access.as_str()));
+    }
+    Ok(b.content_type("application/xml")
+        .body(xml::acl(&acl.policies)))
+}
+
+/// The largest Set Container ACL body accepted (five policies fit easily).
+const MAX_ACL_BODY: usize = 16 * 1024;
+
+pub(crate) async fn set_container_acl(
+    ctx: &RequestContext,
+    body: actix_web::web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let h = ctx.headers();
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::ContainerDates)?;
+    let bytes = super::service::collect_body(body, MAX_ACL_BODY).await?;
+    let input = SetContainerAclInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        public_access: public_access(ctx)?,
+        policies: xml::parse_acl(&bytes)?,
+        conditions,
+        lease_id: h.lease_id()?,
+    };
+    let v = ctx.store().set_container_acl(input).await?;
+    let mut b = HttpResponse::Ok();
+    response::version(&mut b, &v);
+    Ok(b.finish())
 }

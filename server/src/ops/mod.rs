@@ -231,8 +231,11 @@ pub(crate) async fn dispatch(
         SnapshotBlob => copy::snapshot_blob(ctx).await,
         CopyBlob => copy::copy_blob(ctx).await,
         AbortCopyBlob => copy::abort_copy_blob(ctx).await,
-        GetContainerAcl | SetContainerAcl | PutBlobFromUrl | PutPage | GetPageRanges
-        | SetBlobTags | GetBlobTags | CorsPreflight => Err(ApiError::NotImplemented),
+        GetContainerAcl => container::get_container_acl(ctx).await,
+        SetContainerAcl => container::set_container_acl(ctx, body).await,
+        PutBlobFromUrl | PutPage | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
+            Err(ApiError::NotImplemented)
+        }
     }
 }
 

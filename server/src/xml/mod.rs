@@ -1,10 +1,12 @@
 //! XML bodies: a small writer for the documents we send, and readers for
 //! the few we accept. Element names are the service's, exactly.
 
+mod acl;
 mod block_list;
 mod listing;
 mod service_properties;
 
+pub(crate) use acl::{acl, parse_acl};
 pub(crate) use block_list::{block_list, parse_block_list};
 pub(crate) use listing::{BlobInclude, Echo, list_blobs, list_containers};
 pub(crate) use service_properties::{default_service_properties, merge_service_properties};
