@@ -39,10 +39,10 @@ pub struct Config {
     /// Write a debug log to this file.
     #[arg(short = 'd', long = "debug")]
     pub debug: Option<PathBuf>,
-    /// PEM certificate for HTTPS (not served yet).
+    /// PEM certificate chain: serve HTTPS (with `--key`).
     #[arg(long = "cert")]
     pub cert: Option<PathBuf>,
-    /// PEM private key for HTTPS (not served yet).
+    /// PEM private key of `--cert`.
     #[arg(long = "key")]
     pub key: Option<PathBuf>,
     /// Accepted for compatibility with the emulator's command line.

@@ -15,9 +15,15 @@ use crate::ops::{self, Operation, RouteKey};
 use crate::request::RequestContext;
 use crate::state::AppState;
 use crate::target::{Query, Target};
+use crate::transport::Transport;
 use crate::{version, xml};
+use std::time::Duration;
 
-/// Serves `state` on `listener` with `workers` worker threads.
+/// How long a client may take to finish the TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `state` on `listener` with `workers` worker threads, over TLS
+/// when `tls` is given (`--cert` / `--key`).
 ///
 /// Each accepted connection is wrapped in the metadata-name case layer
 /// ([`crate::header_case`]) before actix-http sees it; otherwise this is
@@ -29,13 +35,16 @@ pub fn serve(
     listener: TcpListener,
     state: Arc<AppState>,
     workers: usize,
+    tls: Option<Arc<rustls::ServerConfig>>,
 ) -> std::io::Result<Server> {
+    use actix_http::error::DispatchError;
     use actix_http::{HttpService, Protocol};
     use actix_service::{IntoServiceFactory as _, ServiceFactoryExt as _, fn_service, map_config};
     use actix_web::dev::AppConfig;
 
     let data = web::Data::from(state);
     let addr = listener.local_addr()?;
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let server = actix_server::Server::build()
         .workers(workers.max(1))
         .listen("stowage", listener, move || {
@@ -44,10 +53,13 @@ pub fn serve(
                 .default_service(web::to(handle));
             let http = HttpService::build()
                 .local_addr(addr)
-                .on_connect_ext(|io: &CaseIo<actix_rt::net::TcpStream>, ext| {
+                .on_connect_ext(|io: &CaseIo<Transport>, ext| {
                     ext.insert(io.connection());
                     if let Ok(local) = io.get_ref().local_addr() {
                         ext.insert(LocalAddr(local));
+                    }
+                    if io.get_ref().is_tls() {
+                        ext.insert(Secure);
                     }
                 })
                 .finish(map_config(
@@ -55,20 +67,34 @@ pub fn serve(
                         .map_err(|e: actix_web::Error| e.error_response()),
                     |_| AppConfig::default(),
                 ));
-            fn_service(|io: actix_rt::net::TcpStream| {
-                let peer = io.peer_addr().ok();
-                let _ = io.set_nodelay(true);
-                std::future::ready(Ok::<_, actix_http::error::DispatchError>((
-                    CaseIo::new(io),
-                    Protocol::Http1,
-                    peer,
-                )))
+            let acceptor = acceptor.clone();
+            fn_service(move |io: actix_rt::net::TcpStream| {
+                let acceptor = acceptor.clone();
+                async move {
+                    let peer = io.peer_addr().ok();
+                    let _ = io.set_nodelay(true);
+                    let transport = match acceptor {
+                        None => Transport::Plain(io),
+                        Some(a) => {
+                            let tls = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, a.accept(io))
+                                .await
+                                .map_err(|_| DispatchError::SlowRequestTimeout)?
+                                .map_err(DispatchError::Io)?;
+                            Transport::Tls(Box::new(tls))
+                        }
+                    };
+                    Ok::<_, DispatchError>((CaseIo::new(transport), Protocol::Http1, peer))
+                }
             })
             .and_then(http)
         })?
         .run();
     Ok(server)
 }
+
+/// Marks a connection that arrived over TLS (connection data).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Secure;
 
 async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let request_id = uuid::Uuid::new_v4().to_string();

@@ -15,7 +15,7 @@
 //! let store = Store::open(StoreConfig::in_memory(), clock.clone()).await?;
 //! let state = Arc::new(AppState { store, accounts: Accounts::development(), clock });
 //! let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-//! serve(listener, state, 1)?.await?;
+//! serve(listener, state, 1, None)?.await?;
 //! # Ok(()) }
 //! ```
 
@@ -32,6 +32,7 @@ mod request;
 mod response;
 mod state;
 mod target;
+mod transport;
 mod version;
 mod xml;
 
@@ -40,3 +41,4 @@ pub use config::{Config, GC_INTERVAL};
 pub use error::{ApiError, ErrorAnswer};
 pub use handler::serve;
 pub use state::AppState;
+pub use transport::tls_config;

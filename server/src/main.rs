@@ -34,9 +34,11 @@ fn init_logging(config: &Config) -> anyhow::Result<()> {
 fn main() -> anyhow::Result<()> {
     let config = Config::parse();
     init_logging(&config)?;
-    if config.cert.is_some() || config.key.is_some() {
-        anyhow::bail!("--cert/--key: HTTPS is not served yet");
-    }
+    let tls = match (&config.cert, &config.key) {
+        (Some(cert), Some(key)) => Some(stowage_server::tls_config(cert, key)?),
+        (None, None) => None,
+        _ => anyhow::bail!("--cert and --key go together"),
+    };
     let accounts = config.accounts().unwrap_or_else(|e| {
         tracing::error!(error = %e, "ignoring AZURITE_ACCOUNTS; serving the development account");
         Accounts::development()
@@ -58,9 +60,10 @@ fn main() -> anyhow::Result<()> {
             accounts,
             clock,
         });
-        let server = serve(listener, state, workers)?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let server = serve(listener, state, workers, tls)?;
         // Scripts and test harnesses wait for this line.
-        println!("Stowage Blob service is successfully listening at http://{addr}");
+        println!("Stowage Blob service is successfully listening at {scheme}://{addr}");
         server.await?;
         Ok(())
     })

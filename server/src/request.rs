@@ -72,9 +72,15 @@ impl RequestContext {
         }
     }
 
-    /// `http://<host>/<account>/`, the listings' `ServiceEndpoint`.
+    /// True when the request arrived over TLS.
+    pub(crate) fn is_https(&self) -> bool {
+        self.req.conn_data::<crate::handler::Secure>().is_some()
+    }
+
+    /// `http(s)://<host>/<account>/`, the listings' `ServiceEndpoint`.
     pub(crate) fn service_endpoint(&self) -> String {
+        let scheme = if self.is_https() { "https" } else { "http" };
         let info = self.req.connection_info();
-        format!("{}://{}/{}/", info.scheme(), info.host(), self.account())
+        format!("{scheme}://{}/{}/", info.host(), self.account())
     }
 }

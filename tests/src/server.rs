@@ -57,7 +57,7 @@ impl TestServer {
             accounts: Accounts::development(),
             clock: clock.clone(),
         });
-        let server = stowage_server::serve(listener, state, 1).expect("serve");
+        let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();
         tokio::spawn(server);
         TestServer {

@@ -117,7 +117,7 @@ async fn authorize_sas(
         snapshot,
         now: ctx.state.clock.now(),
         client_ip: ctx.req.peer_addr().map(|a| a.ip()),
-        https: ctx.req.connection_info().scheme() == "https",
+        https: ctx.is_https(),
     };
     let grant = sas::verify_sas(token, &request, keys, policy.as_ref()).map_err(sas_error)?;
     let lease_break = ctx
