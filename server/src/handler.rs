@@ -53,6 +53,10 @@ pub fn serve(
                 .default_service(web::to(handle));
             let http = HttpService::build()
                 .local_addr(addr)
+                // A client must send a complete request head within this
+                // time; bodies have their own idle timeout (crate::body).
+                .client_request_timeout(Duration::from_secs(30))
+                .client_disconnect_timeout(Duration::from_secs(5))
                 .on_connect_ext(|io: &CaseIo<Transport>, ext| {
                     ext.insert(io.connection());
                     if let Ok(local) = io.get_ref().local_addr() {

@@ -21,6 +21,7 @@
 
 pub mod accounts;
 pub mod auth;
+mod body;
 mod config;
 mod error;
 mod handler;

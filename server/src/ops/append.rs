@@ -1,7 +1,6 @@
 //! Append Block (spec/10-operations.md §B15).
 
 use actix_web::{HttpResponse, web};
-use futures::TryStreamExt;
 use stowage_blobstore::{AppendBlockInput, AppendConditions, ConditionKind, conditions};
 
 use super::blob::refuse_unsupported;
@@ -55,7 +54,10 @@ pub(crate) async fn append_block(
     };
     let out = ctx
         .store()
-        .append_block(input, body.map_err(std::io::Error::other))
+        .append_block(
+            input,
+            crate::body::streamed(body, crate::body::BODY_IDLE_TIMEOUT),
+        )
         .await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &out.version);

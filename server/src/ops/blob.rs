@@ -103,7 +103,7 @@ pub(crate) async fn put_blob(
         content_length,
         access_tier: access_tier(ctx)?,
     };
-    let stream = body.map_err(std::io::Error::other);
+    let stream = crate::body::streamed(body, crate::body::BODY_IDLE_TIMEOUT);
     let out = ctx.store().put_blob(input, stream).await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &out.version);

@@ -1,7 +1,6 @@
 //! Put Block, Put Block List, Get Block List (spec/10-operations.md §B12–B14).
 
 use actix_web::{HttpResponse, web};
-use futures::TryStreamExt;
 use md5::{Digest, Md5};
 use stowage_blobstore::{
     BlockId, BlockListType, ConditionKind, GetBlockListInput, PutBlockInput, PutBlockListInput,
@@ -59,7 +58,10 @@ pub(crate) async fn put_block(
     };
     let md5 = ctx
         .store()
-        .put_block(input, body.map_err(std::io::Error::other))
+        .put_block(
+            input,
+            crate::body::streamed(body, crate::body::BODY_IDLE_TIMEOUT),
+        )
         .await?;
     Ok(HttpResponse::Created()
         .insert_header(("content-md5", response::md5_base64(&md5)))

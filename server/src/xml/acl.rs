@@ -13,6 +13,8 @@ use crate::error::ApiError;
 const MAX_POLICIES: usize = 5;
 /// The longest policy id.
 const MAX_ID: usize = 64;
+/// Nesting beyond this is refused.
+const MAX_DEPTH: usize = 8;
 /// Container permission letters (spec/40-auth.md §4.4).
 const LETTERS: &str = "racwdxyltfmeopi";
 
@@ -55,6 +57,11 @@ pub(crate) fn parse_acl(body: &[u8]) -> Result<Vec<AccessPolicy>, ApiError> {
                         ))
                     }
                     _ => {}
+                }
+                // The document is four levels deep; anything much deeper is
+                // refused before it can cost memory.
+                if path.len() >= MAX_DEPTH {
+                    return Err(ApiError::InvalidXmlDocument);
                 }
                 path.push(name);
                 text.clear();
@@ -217,6 +224,13 @@ mod tests {
             let got = parse_acl(body.as_bytes()).map_err(|e| e.answer().code);
             assert_eq!(got.err(), Some(code), "{body}");
         }
+        let deep = format!("<SignedIdentifiers>{}", "<a>".repeat(10_000));
+        assert_eq!(
+            parse_acl(deep.as_bytes())
+                .map_err(|e| e.answer().code)
+                .err(),
+            Some("InvalidXmlDocument")
+        );
         assert_eq!(parse_acl(b"").unwrap(), vec![]);
         assert_eq!(parse_acl(b"<SignedIdentifiers />").unwrap(), vec![]);
     }
