@@ -64,8 +64,15 @@ fn decode(s: &str) -> Result<String, ApiError> {
         .map_err(|_| ApiError::InvalidUri)
 }
 
-/// Decoded query parameters; names lowercased, values percent-decoded
-/// (`+` stays a plus).
+/// Decoded query parameters; names lowercased, values percent-decoded with
+/// `+` read as a space.
+///
+/// Deliberate difference from spec/00-overview.md §1, which keeps `+` a
+/// plus: clients that form-encode queries (object_store's Azure backend
+/// sends `prefix=my+dir%2F`) rely on the service reading `+` as a space, as
+/// it does (reported by object_store's maintainers in Azurite issue #1696).
+/// The SDKs encode a literal plus as `%2B`, so nothing they send changes.
+/// Paths keep `+` literal.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Query {
     pairs: Vec<(String, String)>,
@@ -76,10 +83,12 @@ impl Query {
         let mut pairs = Vec::new();
         for part in raw.split('&').filter(|p| !p.is_empty()) {
             let (name, value) = part.split_once('=').unwrap_or((part, ""));
-            let name = decode(name)?.to_ascii_lowercase();
-            let value = decode(value).map_err(|_| ApiError::InvalidQueryParameterValue {
-                name: name.clone(),
-                value: value.to_owned(),
+            let name = decode(&name.replace('+', " "))?.to_ascii_lowercase();
+            let value = decode(&value.replace('+', " ")).map_err(|_| {
+                ApiError::InvalidQueryParameterValue {
+                    name: name.clone(),
+                    value: value.to_owned(),
+                }
             })?;
             pairs.push((name, value));
         }
@@ -148,13 +157,13 @@ mod tests {
     }
 
     #[test]
-    fn query_decodes_once_lowercases_names_and_keeps_plus() {
+    fn query_decodes_once_lowercases_names_and_reads_plus_as_space() {
         let q = Query::parse(
-            "restype=container&COMP=list&prefix=a%2Fb+c&include=metadata&include=snapshots&flag",
+            "restype=container&COMP=list&prefix=a%2Fb+c%2B&include=metadata&include=snapshots&flag",
         )
         .unwrap();
         assert_eq!(q.get("comp"), Some("list"));
-        assert_eq!(q.get("prefix"), Some("a/b+c"));
+        assert_eq!(q.get("prefix"), Some("a/b c+"));
         assert_eq!(
             q.all("include").collect::<Vec<_>>(),
             ["metadata", "snapshots"]

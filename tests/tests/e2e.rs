@@ -7,14 +7,14 @@ mod e2e {
     mod basics;
     mod blobs;
     mod blocks;
-    mod copy;
-    mod gc;
-    mod snapshots;
     mod conditions;
     mod containers;
     mod contention;
+    mod copy;
     mod durability;
     mod errors;
+    mod gc;
     mod leases;
     mod listing;
+    mod snapshots;
 }

@@ -121,7 +121,7 @@ impl Operation {
             }
         }
         if let Some(c) = k.comp {
-            if NOT_IMPLEMENTED_COMP.contains(&c) {
+            if NOT_IMPLEMENTED_COMP.contains(&c.to_ascii_lowercase().as_str()) {
                 return Err(ApiError::NotImplemented);
             }
             if !KNOWN_COMP.contains(&c) {
@@ -182,6 +182,11 @@ impl Operation {
                 Some("snapshot") => verb(SnapshotBlob, put),
                 Some("copy") => verb(AbortCopyBlob, put),
                 Some("lease") => verb(LeaseBlob, put),
+                // The From-URL variants (a source URL instead of a body) are
+                // not served: refusing beats staging an empty block.
+                Some("block" | "appendblock" | "page") if k.has_copy_source => {
+                    Err(ApiError::NotImplemented)
+                }
                 Some("block") => verb(PutBlock, put),
                 Some("blocklist") if put => Ok(PutBlockList),
                 Some("blocklist") => verb(GetBlockList, get),
