@@ -51,7 +51,6 @@ pub(crate) fn authenticate(
     let value = value
         .to_str()
         .map_err(|_| ApiError::InvalidAuthenticationInfo)?;
-    let auth = shared_key::parse_authorization(value).map_err(shared_key_error)?;
     let headers: Vec<(String, String)> = req
         .headers()
         .iter()
@@ -68,14 +67,25 @@ pub(crate) fn authenticate(
         raw_query: req.query_string(),
         headers: &headers,
     };
+    verify_shared_key(&view, value, &target.account, state)?;
+    Ok(Credentials::AccountKey)
+}
+
+/// Verifies a Shared Key (or Lite) `Authorization` value for `view` against
+/// `account`'s keys; also used for the sub-requests of a Blob Batch.
+pub(crate) fn verify_shared_key(
+    view: &RequestView<'_>,
+    authorization: &str,
+    account: &str,
+    state: &AppState,
+) -> Result<(), ApiError> {
+    let auth = shared_key::parse_authorization(authorization).map_err(shared_key_error)?;
     let keys = state
         .accounts
-        .get(&target.account)
+        .get(account)
         .map(|a| a.keys.as_slice())
         .unwrap_or_default();
-    shared_key::verify(&view, &auth, &target.account, keys, state.clock.now())
-        .map_err(shared_key_error)?;
-    Ok(Credentials::AccountKey)
+    shared_key::verify(view, &auth, account, keys, state.clock.now()).map_err(shared_key_error)
 }
 
 /// Decides whether the credentials allow `op`. Returns the SAS grant of a

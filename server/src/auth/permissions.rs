@@ -80,7 +80,9 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         LeaseBlob => need(O, lease, ServiceScope::Any),
         DeleteBlob => need(O, "d", ServiceScope::Any),
         SetBlobTags | GetBlobTags => need(O, "t", ServiceScope::Any),
-        CorsPreflight => return None,
+        // Each sub-request carries its own authorization; a SAS on the
+        // batch itself is not accepted (Stowage).
+        BlobBatch | CorsPreflight => return None,
     })
 }
 

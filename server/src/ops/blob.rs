@@ -278,27 +278,43 @@ pub(crate) async fn set_blob_metadata(ctx: &RequestContext) -> Result<HttpRespon
 
 pub(crate) async fn delete_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
     refuse_unsupported(ctx)?;
-    let h = ctx.headers();
+    let input = delete_input(
+        ctx.account(),
+        ctx.container()?,
+        ctx.blob()?,
+        ctx.snapshot(),
+        ctx.headers(),
+    )?;
+    ctx.store().delete_blob(input).await?;
+    Ok(HttpResponse::Accepted().finish())
+}
+
+/// The typed input of Delete Blob from its headers (also used for the
+/// Delete Blob sub-requests of a Blob Batch).
+pub(crate) fn delete_input(
+    account: &str,
+    container: stowage_blobstore::ContainerName,
+    blob: stowage_blobstore::BlobName,
+    snapshot: Option<String>,
+    h: crate::headers::Headers<'_>,
+) -> Result<DeleteBlobInput, ApiError> {
     let delete_snapshots = h.parse("x-ms-delete-snapshots", |v| match v {
         "include" => Some(DeleteSnapshots::Include),
         "only" => Some(DeleteSnapshots::Only),
         _ => None,
     })?;
-    let snapshot = ctx.snapshot();
     if snapshot.is_some() && delete_snapshots.is_some() {
         return Err(stowage_blobstore::Error::SnapshotOperation.into());
     }
     let conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Write)?;
-    let input = DeleteBlobInput {
-        account: ctx.account().to_owned(),
-        container: ctx.container()?,
-        blob: ctx.blob()?,
+    Ok(DeleteBlobInput {
+        account: account.to_owned(),
+        container,
+        blob,
         snapshot,
         delete_snapshots,
         conditions,
         lease_id: h.lease_id()?,
-    };
-    ctx.store().delete_blob(input).await?;
-    Ok(HttpResponse::Accepted().finish())
+    })
 }

@@ -3,6 +3,8 @@
 //! §1.2), and [`dispatch`] calls its handler.
 
 mod append;
+mod batch;
+mod batch_body;
 mod blob;
 mod block;
 mod container;
@@ -54,6 +56,7 @@ pub(crate) enum Operation {
     GetPageRanges,
     SetBlobTags,
     GetBlobTags,
+    BlobBatch,
     CorsPreflight,
 }
 
@@ -61,7 +64,6 @@ pub(crate) enum Operation {
 const NOT_IMPLEMENTED_COMP: &[&str] = &[
     "tier",
     "stats",
-    "batch",
     "blobs",
     "undelete",
     "seal",
@@ -76,6 +78,7 @@ const NOT_IMPLEMENTED_COMP: &[&str] = &[
 
 /// Every `comp` value the service knows (spec/00-overview.md §1.1).
 const KNOWN_COMP: &[&str] = &[
+    "batch",
     "list",
     "metadata",
     "acl",
@@ -149,6 +152,7 @@ impl Operation {
         match k.level {
             Level::Account => match (k.restype, k.comp) {
                 (None, Some("list")) => verb(ListContainers, get),
+                (None, Some("batch")) => verb(BlobBatch, m == Method::POST),
                 (Some("service"), Some("properties")) if put => Ok(SetBlobServiceProperties),
                 (Some("service"), Some("properties")) => verb(GetBlobServiceProperties, get),
                 _ => Err(ApiError::InvalidUri),
@@ -163,6 +167,7 @@ impl Operation {
                 (Some("container"), Some("acl")) => verb(GetContainerAcl, get || head),
                 (Some("container"), Some("lease")) => verb(LeaseContainer, put),
                 (Some("container"), Some("list")) => verb(ListBlobs, get),
+                (Some("container"), Some("batch")) => verb(BlobBatch, m == Method::POST),
                 (Some("container"), Some(_)) => Err(ApiError::UnsupportedHttpVerb),
                 _ => Err(ApiError::InvalidUri),
             },
@@ -236,6 +241,7 @@ pub(crate) async fn dispatch(
         SnapshotBlob => copy::snapshot_blob(ctx).await,
         CopyBlob => copy::copy_blob(ctx).await,
         AbortCopyBlob => copy::abort_copy_blob(ctx).await,
+        BlobBatch => batch::blob_batch(ctx, body).await,
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
         PutBlobFromUrl | PutPage | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
