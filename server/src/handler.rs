@@ -19,6 +19,12 @@ use crate::transport::Transport;
 use crate::{version, xml};
 use std::time::Duration;
 
+/// The longest `x-ms-client-request-id` (spec/00-overview.md §3, §10).
+const MAX_CLIENT_REQUEST_ID: usize = 1024;
+
+/// How long an idle keep-alive connection stays open.
+const KEEP_ALIVE: Duration = Duration::from_secs(30);
+
 /// How long a client may take to finish the TLS handshake.
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -56,6 +62,7 @@ pub fn serve(
                 // A client must send a complete request head within this
                 // time; bodies have their own idle timeout (crate::body).
                 .client_request_timeout(Duration::from_secs(30))
+                .keep_alive(KEEP_ALIVE)
                 .client_disconnect_timeout(Duration::from_secs(5))
                 .on_connect_ext(|io: &CaseIo<Transport>, ext| {
                     ext.insert(io.connection());
@@ -166,6 +173,14 @@ async fn process(
                 return Err(ApiError::InvalidHeaderValue {
                     name: "x-ms-version".into(),
                     value: v.clone(),
+                });
+            }
+        }
+        if let Some(id) = req.headers().get("x-ms-client-request-id") {
+            if id.len() > MAX_CLIENT_REQUEST_ID {
+                return Err(ApiError::InvalidHeaderValue {
+                    name: "x-ms-client-request-id".into(),
+                    value: String::from_utf8_lossy(id.as_bytes()).into_owned(),
                 });
             }
         }

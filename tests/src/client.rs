@@ -27,6 +27,9 @@ impl Client {
         Client {
             http: reqwest::Client::builder()
                 .pool_max_idle_per_host(64)
+                // Well under the server's keep-alive, so a pooled connection
+                // is never one the server is closing.
+                .pool_idle_timeout(std::time::Duration::from_secs(10))
                 .build()
                 .expect("reqwest client"),
             base: base.to_owned(),

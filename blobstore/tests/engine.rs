@@ -1,0 +1,923 @@
+//! Engine tests through [`Store`] directly, no HTTP (STYLE.md §10.2).
+//!
+//! Every scenario is a function of a store and its clock; [`suite`] runs
+//! them all, once on a real SQLite file with a `LocalFileSystem` in a
+//! temporary directory and once on the in-memory pair (as garage's
+//! `src/db/test.rs` runs one suite per adapter and object_store's
+//! `integration.rs` holds functions every backend calls). Time comes from a
+//! [`ManualClock`]; nothing sleeps.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use stowage_blobstore::{
+    BlobListItem, BlobName, BlobType, ByteRange, ConditionFailure, Conditions, ContainerName,
+    ContentProperties, CreateContainerInput, DeleteBlobInput, DeleteContainerInput, Error,
+    EtagMatch, GetBlobInput, ListBlobsInput, ListContainersInput, ListingMarker, ManualClock,
+    Metadata, PutBlobInput, PutBlobOutput, SetBlobMetadataInput, SetBlobPropertiesInput, Store,
+    StoreConfig,
+};
+
+const ACCOUNT: &str = "devstoreaccount1";
+
+/// Tue, 03 Sep 2024 10:15:07 GMT, as in the e2e tests.
+fn epoch() -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_725_358_507)
+}
+
+// ---------------------------------------------------------------------------
+// The two backends
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_suite_on_sqlite_file_and_local_file_system() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let store = Store::open(StoreConfig::at(dir.path().join("data")), clock.clone())
+        .await
+        .unwrap();
+    suite(&store, &clock).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_suite_in_memory() {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let store = Store::open(StoreConfig::in_memory(), clock.clone())
+        .await
+        .unwrap();
+    suite(&store, &clock).await;
+}
+
+/// On disk only: reopening sweeps extents no metadata references (what a
+/// crash between writing bytes and committing leaves), keeps everything
+/// committed, and hands out ETags above every stored one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reopening_sweeps_orphan_extents_and_keeps_committed_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let store = Store::open(StoreConfig::at(&data_dir), clock.clone())
+        .await
+        .unwrap();
+    create_container(&store, "eng-reopen").await;
+    let before = put(&store, "eng-reopen", "b", b"committed").await;
+    drop(store);
+
+    let stray_dir = data_dir.join("objects/extents/ab");
+    std::fs::create_dir_all(&stray_dir).unwrap();
+    let stray = stray_dir.join(format!("ab{}", "0".repeat(30)));
+    std::fs::write(&stray, b"never committed").unwrap();
+
+    // The clock went back while the store was closed.
+    clock.set(epoch() - Duration::from_secs(3600));
+    let store = Store::open(StoreConfig::at(&data_dir), clock.clone())
+        .await
+        .unwrap();
+    assert!(!stray.exists(), "the orphan was swept");
+    assert_eq!(get(&store, "eng-reopen", "b").await, b"committed");
+    let p = store
+        .get_blob_properties(get_input("eng-reopen", "b"))
+        .await
+        .unwrap();
+    assert_eq!(p.version, before.version);
+    let after = put(&store, "eng-reopen", "c", b"new").await;
+    assert!(
+        after.version.etag.as_str() > before.version.etag.as_str(),
+        "{} after {}",
+        after.version.etag,
+        before.version.etag
+    );
+}
+
+/// Every scenario, in order; each uses its own container.
+async fn suite(store: &Store, clock: &ManualClock) {
+    containers_are_created_listed_and_deleted(store).await;
+    container_errors(store).await;
+    container_listing_pages(store).await;
+    put_and_get_round_trip(store).await;
+    ranges_resolve_against_the_size(store).await;
+    an_overwrite_replaces_everything_but_creation_time(store, clock).await;
+    attributes_are_replaced_and_versions_change(store).await;
+    delete_blob_and_missing_blobs(store).await;
+    md5_mismatch_stores_nothing(store).await;
+    listing_with_delimiter_and_markers(store).await;
+    markers_survive_deletion(store).await;
+    two_writers_with_one_if_match_etag_one_wins(store).await;
+    two_metadata_writers_with_one_if_match_etag_one_wins(store).await;
+    concurrent_create_only_puts_one_wins(store).await;
+    a_pinned_reader_gets_its_whole_version(store, clock).await;
+    garbage_is_collected_after_the_grace_period(store, clock).await;
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+fn container(name: &str) -> ContainerName {
+    ContainerName::parse(name).unwrap()
+}
+
+fn blob(name: &str) -> BlobName {
+    BlobName::parse(name).unwrap()
+}
+
+fn metadata(pairs: &[(&str, &str)]) -> Metadata {
+    Metadata::from_pairs(
+        pairs
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect(),
+    )
+    .unwrap()
+}
+
+fn body(data: &[u8]) -> impl futures::Stream<Item = std::io::Result<Bytes>> + Unpin {
+    // Several chunks, as a request body arrives.
+    let chunks: Vec<std::io::Result<Bytes>> = data
+        .chunks(1000)
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    futures::stream::iter(chunks)
+}
+
+async fn create_container(store: &Store, name: &str) {
+    store
+        .create_container(CreateContainerInput {
+            account: ACCOUNT.to_owned(),
+            container: container(name),
+            metadata: Metadata::default(),
+            public_access: None,
+            default_encryption_scope: None,
+            deny_encryption_scope_override: false,
+        })
+        .await
+        .unwrap();
+}
+
+fn put_input(c: &str, b: &str, len: usize) -> PutBlobInput {
+    PutBlobInput {
+        account: ACCOUNT.to_owned(),
+        container: container(c),
+        blob: blob(b),
+        blob_type: BlobType::BlockBlob,
+        content: ContentProperties::default(),
+        transactional_md5: None,
+        metadata: Metadata::default(),
+        conditions: Conditions::default(),
+        lease_id: None,
+        content_length: len as u64,
+        access_tier: None,
+    }
+}
+
+async fn put(store: &Store, c: &str, b: &str, data: &[u8]) -> PutBlobOutput {
+    store
+        .put_blob(put_input(c, b, data.len()), body(data))
+        .await
+        .unwrap_or_else(|e| panic!("put {c}/{b}: {e}"))
+}
+
+fn get_input(c: &str, b: &str) -> GetBlobInput {
+    GetBlobInput {
+        account: ACCOUNT.to_owned(),
+        container: container(c),
+        blob: blob(b),
+        snapshot: None,
+        range: None,
+        conditions: Conditions::default(),
+        lease_id: None,
+    }
+}
+
+async fn read_all(mut s: stowage_blobstore::BlobBody) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(chunk) = s.next().await {
+        out.extend_from_slice(&chunk.unwrap());
+    }
+    out
+}
+
+async fn get(store: &Store, c: &str, b: &str) -> Vec<u8> {
+    let out = store.get_blob(get_input(c, b)).await.unwrap();
+    read_all(out.body).await
+}
+
+fn delete_input(c: &str, b: &str) -> DeleteBlobInput {
+    DeleteBlobInput {
+        account: ACCOUNT.to_owned(),
+        container: container(c),
+        blob: blob(b),
+        snapshot: None,
+        delete_snapshots: None,
+        conditions: Conditions::default(),
+        lease_id: None,
+    }
+}
+
+fn list_input(c: &str) -> ListBlobsInput {
+    ListBlobsInput {
+        account: ACCOUNT.to_owned(),
+        container: container(c),
+        prefix: String::new(),
+        delimiter: None,
+        marker: None,
+        max_results: 5000,
+        include_snapshots: false,
+        include_uncommitted: false,
+    }
+}
+
+fn names(items: &[BlobListItem]) -> Vec<String> {
+    items
+        .iter()
+        .map(|i| match i {
+            BlobListItem::Blob { properties, .. } => format!("Blob {}", properties.name),
+            BlobListItem::Prefix(p) => format!("BlobPrefix {p}"),
+        })
+        .collect()
+}
+
+/// Every page of a listing, following the markers.
+async fn all_pages(store: &Store, input: ListBlobsInput) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    let mut input = input;
+    loop {
+        let out = store.list_blobs(input.clone()).await.unwrap();
+        pages.push(names(&out.items));
+        match out.next_marker {
+            // Through the wire form, as a client would hand it back.
+            Some(m) => input.marker = Some(ListingMarker::decode(&m.encode()).unwrap()),
+            None => return pages,
+        }
+        assert!(pages.len() < 1000);
+    }
+}
+
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i % 251) as u8).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Containers
+
+async fn containers_are_created_listed_and_deleted(store: &Store) {
+    for n in ["eng-c-b", "eng-c-a", "eng-c-c"] {
+        create_container(store, n).await;
+    }
+    let listed = store
+        .list_containers(ListContainersInput {
+            account: ACCOUNT.to_owned(),
+            prefix: "eng-c-".to_owned(),
+            marker: None,
+            max_results: 5000,
+        })
+        .await
+        .unwrap();
+    let got: Vec<&str> = listed.containers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(got, ["eng-c-a", "eng-c-b", "eng-c-c"]);
+    assert!(listed.next_marker.is_none());
+
+    let props = store
+        .get_container_properties(ACCOUNT, &container("eng-c-a"), None)
+        .await
+        .unwrap();
+    assert_eq!(props.name, "eng-c-a");
+    assert_eq!(props.default_encryption_scope, "$account-encryption-key");
+    assert!(props.metadata.is_empty());
+
+    put(store, "eng-c-b", "inside", b"bytes").await;
+    store
+        .delete_container(DeleteContainerInput {
+            account: ACCOUNT.to_owned(),
+            container: container("eng-c-b"),
+            conditions: Conditions::default(),
+            lease_id: None,
+        })
+        .await
+        .unwrap();
+    let err = store
+        .get_container_properties(ACCOUNT, &container("eng-c-b"), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ContainerNotFound), "{err:?}");
+    // The name is free at once, and the new container is empty.
+    create_container(store, "eng-c-b").await;
+    let err = store
+        .get_blob(get_input("eng-c-b", "inside"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::BlobNotFound), "{err:?}");
+}
+
+async fn container_errors(store: &Store) {
+    create_container(store, "eng-cerr").await;
+    let err = store
+        .create_container(CreateContainerInput {
+            account: ACCOUNT.to_owned(),
+            container: container("eng-cerr"),
+            metadata: Metadata::default(),
+            public_access: None,
+            default_encryption_scope: None,
+            deny_encryption_scope_override: false,
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ContainerAlreadyExists), "{err:?}");
+    let err = store
+        .put_blob(put_input("eng-nosuch", "b", 1), body(b"x"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ContainerNotFound), "{err:?}");
+    let err = store
+        .list_blobs(list_input("eng-nosuch"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ContainerNotFound), "{err:?}");
+    // Another account does not see this one's containers.
+    let err = store
+        .get_container_properties("otheraccount", &container("eng-cerr"), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ContainerNotFound), "{err:?}");
+}
+
+async fn container_listing_pages(store: &Store) {
+    let all: Vec<String> = (0..7).map(|i| format!("eng-page-{i}")).collect();
+    for n in &all {
+        create_container(store, n).await;
+    }
+    for size in [1, 2, 3, 7, 8] {
+        let mut seen = Vec::new();
+        let mut marker = None;
+        loop {
+            let out = store
+                .list_containers(ListContainersInput {
+                    account: ACCOUNT.to_owned(),
+                    prefix: "eng-page-".to_owned(),
+                    marker: marker.clone(),
+                    max_results: size,
+                })
+                .await
+                .unwrap();
+            assert!(out.containers.len() <= size);
+            seen.extend(out.containers.into_iter().map(|c| c.name));
+            match out.next_marker {
+                Some(m) => marker = Some(m),
+                None => break,
+            }
+        }
+        assert_eq!(seen, all, "max_results {size}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Blobs
+
+async fn put_and_get_round_trip(store: &Store) {
+    create_container(store, "eng-rt").await;
+    for (name, data) in [
+        ("empty", Vec::new()),
+        ("small", b"hello".to_vec()),
+        ("dir/sub/large", pattern(10 * 1024 * 1024 + 3)),
+    ] {
+        let out = put(store, "eng-rt", name, &data).await;
+        let expected_md5: [u8; 16] = {
+            use md5::Digest as _;
+            md5::Md5::digest(&data).into()
+        };
+        assert_eq!(out.body_md5, expected_md5, "{name}");
+        let got = store.get_blob(get_input("eng-rt", name)).await.unwrap();
+        assert_eq!(got.properties.size, data.len() as u64, "{name}");
+        assert_eq!(got.properties.version, out.version, "{name}");
+        assert_eq!(got.properties.blob_type, BlobType::BlockBlob);
+        assert_eq!(got.properties.content.content_md5, Some(expected_md5));
+        assert!(got.range.is_none());
+        assert!(read_all(got.body).await == data, "{name}: bytes");
+    }
+}
+
+async fn ranges_resolve_against_the_size(store: &Store) {
+    create_container(store, "eng-range").await;
+    let data = pattern(100);
+    put(store, "eng-range", "b", &data).await;
+    put(store, "eng-range", "empty", b"").await;
+    let r = |start, end| ByteRange { start, end };
+    // (blob, range, expected bytes or None for InvalidRange)
+    let cases: &[(&str, ByteRange, Option<std::ops::Range<usize>>)] = &[
+        ("b", r(0, Some(9)), Some(0..10)),
+        ("b", r(90, None), Some(90..100)),
+        ("b", r(95, Some(1000)), Some(95..100)),
+        ("b", r(0, Some(99)), Some(0..100)),
+        ("b", r(99, Some(99)), Some(99..100)),
+        ("b", r(100, None), None),
+        ("b", r(100, Some(200)), None),
+        ("empty", r(0, None), None),
+        ("empty", r(0, Some(0)), None),
+    ];
+    for (name, range, expected) in cases {
+        let mut input = get_input("eng-range", name);
+        input.range = Some(*range);
+        match (store.get_blob(input).await, expected) {
+            (Ok(out), Some(want)) => {
+                assert_eq!(
+                    out.range,
+                    Some(want.start as u64..want.end as u64),
+                    "{range:?}"
+                );
+                assert_eq!(read_all(out.body).await, &data[want.clone()], "{range:?}");
+            }
+            (Err(Error::InvalidRange { size }), None) => {
+                let expected_size = if *name == "empty" { 0 } else { 100 };
+                assert_eq!(size, expected_size, "{name} {range:?}");
+            }
+            (other, _) => panic!("{name} {range:?}: {:?}", other.map(|o| o.range)),
+        }
+    }
+}
+
+async fn an_overwrite_replaces_everything_but_creation_time(store: &Store, clock: &ManualClock) {
+    create_container(store, "eng-over").await;
+    let mut first = put_input("eng-over", "b", 5);
+    first.content.content_type = Some("text/plain".to_owned());
+    first.metadata = metadata(&[("first", "1")]);
+    let v1 = store.put_blob(first, body(b"first")).await.unwrap();
+    clock.advance(Duration::from_secs(10));
+    let mut second = put_input("eng-over", "b", 6);
+    second.metadata = metadata(&[("second", "2")]);
+    let v2 = store.put_blob(second, body(b"second")).await.unwrap();
+    assert_ne!(v1.version.etag, v2.version.etag);
+    assert!(v2.version.last_modified > v1.version.last_modified);
+    let p = store
+        .get_blob_properties(get_input("eng-over", "b"))
+        .await
+        .unwrap();
+    assert_eq!(p.size, 6);
+    assert_eq!(p.content.content_type, None);
+    assert_eq!(p.metadata, metadata(&[("second", "2")]));
+    assert_eq!(
+        p.creation_time, v1.version.last_modified,
+        "creation time kept"
+    );
+    assert_eq!(p.version, v2.version);
+    assert_eq!(get(store, "eng-over", "b").await, b"second");
+}
+
+async fn attributes_are_replaced_and_versions_change(store: &Store) {
+    create_container(store, "eng-attr").await;
+    let mut input = put_input("eng-attr", "b", 4);
+    input.content.content_language = Some("en".to_owned());
+    input.metadata = metadata(&[("keep", "1")]);
+    let v0 = store.put_blob(input, body(b"data")).await.unwrap().version;
+    let v1 = store
+        .set_blob_properties(SetBlobPropertiesInput {
+            account: ACCOUNT.to_owned(),
+            container: container("eng-attr"),
+            blob: blob("b"),
+            content: ContentProperties {
+                content_type: Some("application/json".to_owned()),
+                ..ContentProperties::default()
+            },
+            conditions: Conditions::default(),
+            lease_id: None,
+        })
+        .await
+        .unwrap();
+    let p = store
+        .get_blob_properties(get_input("eng-attr", "b"))
+        .await
+        .unwrap();
+    assert_eq!(p.content.content_type.as_deref(), Some("application/json"));
+    assert_eq!(
+        p.content.content_language, None,
+        "absent properties cleared"
+    );
+    assert_eq!(p.content.content_md5, None);
+    assert_eq!(p.metadata, metadata(&[("keep", "1")]), "metadata kept");
+    let v2 = store
+        .set_blob_metadata(SetBlobMetadataInput {
+            account: ACCOUNT.to_owned(),
+            container: container("eng-attr"),
+            blob: blob("b"),
+            metadata: metadata(&[("Other", "2")]),
+            conditions: Conditions::default(),
+            lease_id: None,
+        })
+        .await
+        .unwrap();
+    let p = store
+        .get_blob_properties(get_input("eng-attr", "b"))
+        .await
+        .unwrap();
+    assert_eq!(p.metadata, metadata(&[("Other", "2")]));
+    assert_eq!(p.content.content_type.as_deref(), Some("application/json"));
+    assert_eq!(p.version, v2);
+    let etags = [&v0.etag, &v1.etag, &v2.etag];
+    for (i, a) in etags.iter().enumerate() {
+        for b in &etags[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+    // Reads do not change the version.
+    get(store, "eng-attr", "b").await;
+    store.list_blobs(list_input("eng-attr")).await.unwrap();
+    let p = store
+        .get_blob_properties(get_input("eng-attr", "b"))
+        .await
+        .unwrap();
+    assert_eq!(p.version, v2);
+    assert_eq!(get(store, "eng-attr", "b").await, b"data");
+}
+
+async fn delete_blob_and_missing_blobs(store: &Store) {
+    create_container(store, "eng-del").await;
+    put(store, "eng-del", "b", b"x").await;
+    store
+        .delete_blob(delete_input("eng-del", "b"))
+        .await
+        .unwrap();
+    let err = store.get_blob(get_input("eng-del", "b")).await.unwrap_err();
+    assert!(matches!(err, Error::BlobNotFound), "{err:?}");
+    let err = store
+        .delete_blob(delete_input("eng-del", "b"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::BlobNotFound), "{err:?}");
+    let err = store
+        .get_blob_properties(get_input("eng-del", "never"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::BlobNotFound), "{err:?}");
+    let out = store.list_blobs(list_input("eng-del")).await.unwrap();
+    assert!(out.items.is_empty());
+}
+
+async fn md5_mismatch_stores_nothing(store: &Store) {
+    create_container(store, "eng-md5").await;
+    let mut input = put_input("eng-md5", "b", 4);
+    input.transactional_md5 = Some([0u8; 16]);
+    let err = store.put_blob(input, body(b"data")).await.unwrap_err();
+    assert!(matches!(err, Error::Md5Mismatch { .. }), "{err:?}");
+    let err = store.get_blob(get_input("eng-md5", "b")).await.unwrap_err();
+    assert!(matches!(err, Error::BlobNotFound), "{err:?}");
+    // A body shorter than declared stores nothing either.
+    let err = store
+        .put_blob(put_input("eng-md5", "short", 10), body(b"four"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::BodyLengthMismatch { .. }), "{err:?}");
+    let err = store
+        .get_blob(get_input("eng-md5", "short"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::BlobNotFound), "{err:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Listing
+
+async fn listing_with_delimiter_and_markers(store: &Store) {
+    create_container(store, "eng-list").await;
+    for name in [
+        "notes.txt",
+        "logs/2024/09/02/c.log",
+        "README.md",
+        "logs/2024/09/01/b.log",
+        "logs/2024/09/01/a.log",
+    ] {
+        put(store, "eng-list", name, name.as_bytes()).await;
+    }
+    let with = |prefix: &str, delimiter: Option<&str>, max: usize| ListBlobsInput {
+        prefix: prefix.to_owned(),
+        delimiter: delimiter.map(str::to_owned),
+        max_results: max,
+        ..list_input("eng-list")
+    };
+    // spec/50-listing.md §3.7, all pages of each request.
+    let cases: Vec<(ListBlobsInput, Vec<Vec<&str>>)> = vec![
+        (
+            with("", None, 5000),
+            vec![vec![
+                "Blob README.md",
+                "Blob logs/2024/09/01/a.log",
+                "Blob logs/2024/09/01/b.log",
+                "Blob logs/2024/09/02/c.log",
+                "Blob notes.txt",
+            ]],
+        ),
+        (
+            with("", None, 2),
+            vec![
+                vec!["Blob README.md", "Blob logs/2024/09/01/a.log"],
+                vec!["Blob logs/2024/09/01/b.log", "Blob logs/2024/09/02/c.log"],
+                vec!["Blob notes.txt"],
+            ],
+        ),
+        (
+            with("", Some("/"), 5000),
+            vec![vec!["Blob README.md", "BlobPrefix logs/", "Blob notes.txt"]],
+        ),
+        (
+            with("", Some("/"), 2),
+            vec![
+                vec!["Blob README.md", "BlobPrefix logs/"],
+                vec!["Blob notes.txt"],
+            ],
+        ),
+        (
+            with("", Some("/"), 1),
+            vec![
+                vec!["Blob README.md"],
+                vec!["BlobPrefix logs/"],
+                vec!["Blob notes.txt"],
+            ],
+        ),
+        (
+            with("logs/2024/09/", Some("/"), 5000),
+            vec![vec![
+                "BlobPrefix logs/2024/09/01/",
+                "BlobPrefix logs/2024/09/02/",
+            ]],
+        ),
+        (
+            with("logs/2024/09/01/", Some("/"), 5000),
+            vec![vec![
+                "Blob logs/2024/09/01/a.log",
+                "Blob logs/2024/09/01/b.log",
+            ]],
+        ),
+        (
+            with("logs/2024", Some("/09/"), 5000),
+            vec![vec!["BlobPrefix logs/2024/09/"]],
+        ),
+        (with("n", None, 5000), vec![vec!["Blob notes.txt"]]),
+        (with("zzz", Some("/"), 5000), vec![vec![]]),
+    ];
+    for (input, expected) in cases {
+        let what = format!(
+            "{:?} {:?} {}",
+            input.prefix, input.delimiter, input.max_results
+        );
+        assert_eq!(all_pages(store, input).await, expected, "{what}");
+    }
+}
+
+async fn markers_survive_deletion(store: &Store) {
+    create_container(store, "eng-mark").await;
+    for name in ["a", "b", "c", "g/1", "g/2", "z"] {
+        put(store, "eng-mark", name, b"x").await;
+    }
+    let first = store
+        .list_blobs(ListBlobsInput {
+            max_results: 2,
+            ..list_input("eng-mark")
+        })
+        .await
+        .unwrap();
+    assert_eq!(names(&first.items), ["Blob a", "Blob b"]);
+    let marker = first.next_marker.expect("more");
+    store
+        .delete_blob(delete_input("eng-mark", "b"))
+        .await
+        .unwrap();
+    let next = store
+        .list_blobs(ListBlobsInput {
+            max_results: 2,
+            marker: Some(marker),
+            ..list_input("eng-mark")
+        })
+        .await
+        .unwrap();
+    assert_eq!(names(&next.items), ["Blob c", "Blob g/1"]);
+
+    let grouped = ListBlobsInput {
+        delimiter: Some("/".to_owned()),
+        max_results: 2,
+        ..list_input("eng-mark")
+    };
+    let page = store
+        .list_blobs(ListBlobsInput {
+            marker: Some(ListingMarker::After {
+                name: "a".to_owned(),
+                snapshot: String::new(),
+            }),
+            ..grouped.clone()
+        })
+        .await
+        .unwrap();
+    assert_eq!(names(&page.items), ["Blob c", "BlobPrefix g/"]);
+    let marker = page.next_marker.expect("more");
+    for name in ["g/1", "g/2"] {
+        store
+            .delete_blob(delete_input("eng-mark", name))
+            .await
+            .unwrap();
+    }
+    let rest = store
+        .list_blobs(ListBlobsInput {
+            marker: Some(marker),
+            ..grouped
+        })
+        .await
+        .unwrap();
+    assert_eq!(names(&rest.items), ["Blob z"]);
+    assert!(rest.next_marker.is_none());
+}
+
+// ---------------------------------------------------------------------------
+// Races
+
+async fn two_writers_with_one_if_match_etag_one_wins(store: &Store) {
+    create_container(store, "eng-race").await;
+    for round in 0..10 {
+        let name = format!("b{round}");
+        let base = put(store, "eng-race", &name, b"base").await.version.etag;
+        let tasks: Vec<_> = (0..2)
+            .map(|i| {
+                let store = store.clone();
+                let name = name.clone();
+                let etag = base.as_str().to_owned();
+                tokio::spawn(async move {
+                    let data = format!("writer {i} of {name}").into_bytes();
+                    let mut input = put_input("eng-race", &name, data.len());
+                    input.conditions.if_match = Some(EtagMatch::List(vec![etag]));
+                    store.put_blob(input, body(&data)).await.map(|o| (i, o))
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(w) => winners.push(w),
+                Err(Error::Condition(ConditionFailure::ConditionNotMet)) => {}
+                Err(e) => panic!("round {round}: unexpected {e:?}"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "round {round}: exactly one writer wins");
+        let (i, out) = &winners[0];
+        assert_eq!(
+            get(store, "eng-race", &name).await,
+            format!("writer {i} of {name}").into_bytes()
+        );
+        let p = store
+            .get_blob_properties(get_input("eng-race", &name))
+            .await
+            .unwrap();
+        assert_eq!(p.version, out.version);
+    }
+}
+
+async fn two_metadata_writers_with_one_if_match_etag_one_wins(store: &Store) {
+    create_container(store, "eng-race-meta").await;
+    for round in 0..10 {
+        let name = format!("b{round}");
+        let base = put(store, "eng-race-meta", &name, b"x").await.version.etag;
+        let tasks: Vec<_> = (0..2)
+            .map(|i| {
+                let store = store.clone();
+                let name = name.clone();
+                let etag = base.as_str().to_owned();
+                tokio::spawn(async move {
+                    store
+                        .set_blob_metadata(SetBlobMetadataInput {
+                            account: ACCOUNT.to_owned(),
+                            container: container("eng-race-meta"),
+                            blob: blob(&name),
+                            metadata: metadata(&[("writer", &i.to_string())]),
+                            conditions: Conditions {
+                                if_match: Some(EtagMatch::List(vec![etag])),
+                                ..Conditions::default()
+                            },
+                            lease_id: None,
+                        })
+                        .await
+                        .map(|_| i)
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(i) => winners.push(i),
+                Err(Error::Condition(ConditionFailure::ConditionNotMet)) => {}
+                Err(e) => panic!("round {round}: unexpected {e:?}"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "round {round}");
+        let p = store
+            .get_blob_properties(get_input("eng-race-meta", &name))
+            .await
+            .unwrap();
+        assert_eq!(p.metadata, metadata(&[("writer", &winners[0].to_string())]));
+    }
+}
+
+async fn concurrent_create_only_puts_one_wins(store: &Store) {
+    create_container(store, "eng-create").await;
+    for round in 0..10 {
+        let name = format!("b{round}");
+        let tasks: Vec<_> = (0..3)
+            .map(|i| {
+                let store = store.clone();
+                let name = name.clone();
+                tokio::spawn(async move {
+                    let data = format!("creator {i}").into_bytes();
+                    let mut input = put_input("eng-create", &name, data.len());
+                    input.conditions.if_none_match = Some(EtagMatch::Any);
+                    store.put_blob(input, body(&data)).await.map(|_| i)
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(i) => winners.push(i),
+                Err(Error::Condition(ConditionFailure::BlobAlreadyExists)) => {}
+                Err(e) => panic!("round {round}: unexpected {e:?}"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "round {round}");
+        assert_eq!(
+            get(store, "eng-create", &name).await,
+            format!("creator {}", winners[0]).into_bytes()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Pinned readers and garbage
+
+async fn a_pinned_reader_gets_its_whole_version(store: &Store, clock: &ManualClock) {
+    create_container(store, "eng-pin").await;
+    let original = pattern(3 * 1024 * 1024 + 5);
+    put(store, "eng-pin", "b", &original).await;
+    // Leftover garbage of earlier scenarios goes first, so that the counts
+    // below are this scenario's own.
+    clock.advance(Duration::from_secs(31));
+    store.collect_garbage().await.unwrap();
+
+    // The reader resolves its version (and pins it) and reads one chunk.
+    let out = store.get_blob(get_input("eng-pin", "b")).await.unwrap();
+    let mut reader = out.body;
+    let mut received = reader.next().await.expect("a chunk").unwrap().to_vec();
+
+    put(store, "eng-pin", "b", b"replacement").await;
+    store
+        .delete_blob(delete_input("eng-pin", "b"))
+        .await
+        .unwrap();
+    clock.advance(Duration::from_secs(31));
+    assert_eq!(
+        store.collect_garbage().await.unwrap(),
+        1,
+        "only the replacement's extent goes; the pinned one stays"
+    );
+
+    while let Some(chunk) = reader.next().await {
+        received.extend_from_slice(&chunk.unwrap());
+    }
+    assert!(received == original, "the reader got its whole version");
+    drop(reader);
+    assert_eq!(
+        store.collect_garbage().await.unwrap(),
+        1,
+        "unpinned: collected"
+    );
+
+    // A reader that never polls its body pins as well.
+    put(store, "eng-pin", "c", &pattern(1000)).await;
+    let idle = store.get_blob(get_input("eng-pin", "c")).await.unwrap();
+    store
+        .delete_blob(delete_input("eng-pin", "c"))
+        .await
+        .unwrap();
+    clock.advance(Duration::from_secs(31));
+    assert_eq!(store.collect_garbage().await.unwrap(), 0);
+    assert_eq!(read_all(idle.body).await, pattern(1000));
+    assert_eq!(store.collect_garbage().await.unwrap(), 1);
+}
+
+async fn garbage_is_collected_after_the_grace_period(store: &Store, clock: &ManualClock) {
+    create_container(store, "eng-gc").await;
+    clock.advance(Duration::from_secs(31));
+    store.collect_garbage().await.unwrap();
+    put(store, "eng-gc", "over", b"one").await;
+    put(store, "eng-gc", "over", b"two").await;
+    put(store, "eng-gc", "gone", b"three").await;
+    put(store, "eng-gc", "empty", b"").await;
+    put(store, "eng-gc", "empty", b"").await;
+    store
+        .delete_blob(delete_input("eng-gc", "gone"))
+        .await
+        .unwrap();
+    clock.advance(Duration::from_secs(29));
+    assert_eq!(
+        store.collect_garbage().await.unwrap(),
+        0,
+        "inside the grace period"
+    );
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(store.collect_garbage().await.unwrap(), 2);
+    assert_eq!(store.collect_garbage().await.unwrap(), 0);
+    assert_eq!(get(store, "eng-gc", "over").await, b"two");
+    assert_eq!(get(store, "eng-gc", "empty").await, b"");
+}
