@@ -107,6 +107,7 @@ mod tests {
             .collect()
     }
 
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
     #[test]
     fn metadata_rules() {
         let big = "v".repeat(8192 - 4);

@@ -168,30 +168,30 @@ async fn process(
         {
             return Err(ApiError::ResourceNotFound);
         }
-        if let Some(v) = &requested {
-            if !version::is_acceptable(v) {
-                return Err(ApiError::InvalidHeaderValue {
-                    name: "x-ms-version".into(),
-                    value: v.clone(),
-                });
-            }
+        if let Some(v) = &requested
+            && !version::is_acceptable(v)
+        {
+            return Err(ApiError::InvalidHeaderValue {
+                name: "x-ms-version".into(),
+                value: v.clone(),
+            });
         }
-        if let Some(id) = req.headers().get("x-ms-client-request-id") {
-            if id.len() > MAX_CLIENT_REQUEST_ID {
-                return Err(ApiError::InvalidHeaderValue {
-                    name: "x-ms-client-request-id".into(),
-                    value: String::from_utf8_lossy(id.as_bytes()).into_owned(),
-                });
-            }
+        if let Some(id) = req.headers().get("x-ms-client-request-id")
+            && id.len() > MAX_CLIENT_REQUEST_ID
+        {
+            return Err(ApiError::InvalidHeaderValue {
+                name: "x-ms-client-request-id".into(),
+                value: String::from_utf8_lossy(id.as_bytes()).into_owned(),
+            });
         }
         let query = Query::parse(req.query_string())?;
-        if let Some(t) = query.get("timeout") {
-            if t.parse::<u64>().map_or(true, |n| n == 0) {
-                return Err(ApiError::InvalidQueryParameterValue {
-                    name: "timeout".into(),
-                    value: t.into(),
-                });
-            }
+        if let Some(t) = query.get("timeout")
+            && t.parse::<u64>().map_or(true, |n| n == 0)
+        {
+            return Err(ApiError::InvalidQueryParameterValue {
+                name: "timeout".into(),
+                value: t.into(),
+            });
         }
         let op = Operation::parse(RouteKey {
             method: req.method(),

@@ -24,6 +24,7 @@ pub mod auth;
 mod body;
 mod config;
 mod error;
+pub mod fuzzing;
 mod handler;
 mod header_case;
 mod headers;

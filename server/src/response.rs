@@ -32,10 +32,10 @@ pub(crate) fn metadata(b: &mut HttpResponseBuilder, m: &Metadata) {
 pub(crate) fn lease(b: &mut HttpResponseBuilder, l: &LeaseProperties) {
     b.insert_header(("x-ms-lease-status", l.status.as_str()));
     b.insert_header(("x-ms-lease-state", l.state.as_str()));
-    if l.state == LeaseState::Leased {
-        if let Some(d) = l.duration {
-            b.insert_header(("x-ms-lease-duration", d.as_str()));
-        }
+    if l.state == LeaseState::Leased
+        && let Some(d) = l.duration
+    {
+        b.insert_header(("x-ms-lease-duration", d.as_str()));
     }
 }
 

@@ -142,10 +142,10 @@ impl Request {
             None if matches!(self.method.as_str(), "PUT" | "POST") => Some(0),
             None => None,
         };
-        if let Some(n) = len {
-            if !headers.iter().any(|(h, _)| h == "content-length") {
-                headers.push(("content-length".into(), n.to_string()));
-            }
+        if let Some(n) = len
+            && !headers.iter().any(|(h, _)| h == "content-length")
+        {
+            headers.push(("content-length".into(), n.to_string()));
         }
         if !headers.iter().any(|(h, _)| h == "x-ms-date") {
             headers.push((

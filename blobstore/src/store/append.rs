@@ -105,13 +105,13 @@ impl Store {
             .inner
             .db
             .write(move |tx| {
-                if let Some(expected) = input.transactional_md5 {
-                    if expected != md5 {
-                        return Err(Error::Md5Mismatch {
-                            expected,
-                            computed: md5,
-                        });
-                    }
+                if let Some(expected) = input.transactional_md5
+                    && expected != md5
+                {
+                    return Err(Error::Md5Mismatch {
+                        expected,
+                        computed: md5,
+                    });
                 }
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
@@ -143,10 +143,10 @@ impl Store {
                 })
             })
             .await;
-        if result.is_err() {
-            if let Some(id) = &written.id {
-                let _ = self.inner.extents.delete(id).await;
-            }
+        if result.is_err()
+            && let Some(id) = &written.id
+        {
+            let _ = self.inner.extents.delete(id).await;
         }
         result
     }

@@ -195,11 +195,11 @@ impl Store {
         self.precheck_put(&input).await?;
         let written = self.inner.extents.write(body, input.content_length).await?;
         let result = self.commit_put(input, &written).await;
-        if result.is_err() {
-            if let Some(id) = &written.id {
-                // Not referenced by anything: drop it now (or the sweep will).
-                let _ = self.inner.extents.delete(id).await;
-            }
+        if result.is_err()
+            && let Some(id) = &written.id
+        {
+            // Not referenced by anything: drop it now (or the sweep will).
+            let _ = self.inner.extents.delete(id).await;
         }
         result
     }
@@ -222,13 +222,13 @@ impl Store {
         input: PutBlobInput,
         written: &crate::extents::WrittenExtent,
     ) -> Result<PutBlobOutput> {
-        if let Some(expected) = input.transactional_md5 {
-            if expected != written.md5 {
-                return Err(Error::Md5Mismatch {
-                    expected,
-                    computed: written.md5,
-                });
-            }
+        if let Some(expected) = input.transactional_md5
+            && expected != written.md5
+        {
+            return Err(Error::Md5Mismatch {
+                expected,
+                computed: written.md5,
+            });
         }
         let now = self.now();
         let store = self.clone();
@@ -475,10 +475,10 @@ fn check_put(
         ConditionKind::Create,
     )?;
     let lease = lease_after_write(committed, input.lease_id.as_ref(), now)?;
-    if let Some(row) = committed {
-        if row.blob_type != input.blob_type {
-            return Err(Error::InvalidBlobType);
-        }
+    if let Some(row) = committed
+        && row.blob_type != input.blob_type
+    {
+        return Err(Error::InvalidBlobType);
     }
     Ok((existing, lease))
 }

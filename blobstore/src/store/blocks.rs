@@ -152,10 +152,10 @@ fn check_put_block(
     lease_id: Option<&LeaseId>,
     now: std::time::SystemTime,
 ) -> Result<LeaseRecord> {
-    if let Some(r) = row.filter(|r| r.committed) {
-        if r.blob_type != BlobType::BlockBlob {
-            return Err(Error::InvalidBlobType);
-        }
+    if let Some(r) = row.filter(|r| r.committed)
+        && r.blob_type != BlobType::BlockBlob
+    {
+        return Err(Error::InvalidBlobType);
     }
     lease_after_write(row, lease_id, now)
 }
@@ -188,13 +188,13 @@ impl Store {
             .inner
             .db
             .write(move |tx| {
-                if let Some(expected) = input.transactional_md5 {
-                    if expected != md5 {
-                        return Err(Error::Md5Mismatch {
-                            expected,
-                            computed: md5,
-                        });
-                    }
+                if let Some(expected) = input.transactional_md5
+                    && expected != md5
+                {
+                    return Err(Error::Md5Mismatch {
+                        expected,
+                        computed: md5,
+                    });
                 }
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
@@ -248,10 +248,10 @@ impl Store {
                 Ok(md5)
             })
             .await;
-        if result.is_err() {
-            if let Some(id) = &written.id {
-                let _ = self.inner.extents.delete(id).await;
-            }
+        if result.is_err()
+            && let Some(id) = &written.id
+        {
+            let _ = self.inner.extents.delete(id).await;
         }
         result
     }
@@ -277,10 +277,10 @@ impl Store {
                 });
                 conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
                 let lease = lease_after_write(row.as_ref(), input.lease_id.as_ref(), now)?;
-                if let Some(r) = committed_row {
-                    if r.blob_type != BlobType::BlockBlob {
-                        return Err(Error::InvalidBlobType);
-                    }
+                if let Some(r) = committed_row
+                    && r.blob_type != BlobType::BlockBlob
+                {
+                    return Err(Error::InvalidBlobType);
                 }
                 if input.blocks.len() > MAX_COMMITTED_BLOCKS {
                     return Err(Error::BlockCountExceedsLimit { uncommitted: false });
@@ -453,6 +453,7 @@ mod tests {
         assert!(BlockId::parse("not base64!").is_none());
     }
 
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
     #[test]
     fn block_list_resolution_table() {
         let committed = [block("QQ==", "c-a", 1), block("Qg==", "c-b", 2)];

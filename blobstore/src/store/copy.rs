@@ -123,10 +123,10 @@ impl Store {
                 {
                     return Err(Error::InfiniteLeaseDurationRequired);
                 }
-                if let Some(r) = committed {
-                    if r.blob_type != source.blob_type {
-                        return Err(Error::InvalidBlobType);
-                    }
+                if let Some(r) = committed
+                    && r.blob_type != source.blob_type
+                {
+                    return Err(Error::InvalidBlobType);
                 }
                 let version = Versioned {
                     etag: store.inner.etags.next(now),

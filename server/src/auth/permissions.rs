@@ -91,6 +91,7 @@ mod tests {
     use super::*;
     use Operation::*;
 
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
     #[test]
     fn requirement_table() {
         let cases: &[(Operation, bool, Option<(ResourceType, &str, ServiceScope)>)] = &[

@@ -553,11 +553,11 @@ pub fn verify_sas(
     if not_yet_valid || req.now >= effective.expiry {
         return Err(SasError::OutsideTimeWindow);
     }
-    if let Some(range) = token.ip_range {
-        if !req.client_ip.is_some_and(|ip| range.contains(ip)) {
-            let ip = req.client_ip.map(|ip| ip.to_string()).unwrap_or_default();
-            return Err(SasError::SourceIpMismatch(ip));
-        }
+    if let Some(range) = token.ip_range
+        && !req.client_ip.is_some_and(|ip| range.contains(ip))
+    {
+        let ip = req.client_ip.map(|ip| ip.to_string()).unwrap_or_default();
+        return Err(SasError::SourceIpMismatch(ip));
     }
     if token.https_only && !req.https {
         return Err(SasError::ProtocolMismatch);
@@ -816,11 +816,11 @@ fn merge_policy(
 /// the decoded blob name and the account once (also for path-style URLs).
 fn canonicalized_resource(resource: Option<SignedResource>, req: &SasRequest) -> String {
     let mut out = format!("/blob/{}/{}", req.account, req.container.unwrap_or(""));
-    if resource != Some(SignedResource::Container) {
-        if let Some(blob) = req.blob {
-            out.push('/');
-            out.push_str(blob);
-        }
+    if resource != Some(SignedResource::Container)
+        && let Some(blob) = req.blob
+    {
+        out.push('/');
+        out.push_str(blob);
     }
     out
 }

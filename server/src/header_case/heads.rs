@@ -126,6 +126,7 @@ pub(crate) fn rewrite_response_head(head: &[u8], request_was_head: bool) -> Opti
 mod tests {
     use super::*;
 
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
     #[test]
     fn request_facts_keep_the_sent_case_and_find_the_framing() {
         let cases: &[(&[u8], Option<(Vec<&str>, bool, Framing)>)] = &[

@@ -106,9 +106,8 @@ async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<(), ApiError>
             return Err(ApiError::InvalidInput);
         }
     }
-    let container =
-        ContainerName::parse(&container).map_err(|e| stowage_blobstore::Error::Name(e))?;
-    let blob = BlobName::parse(&blob).map_err(|e| stowage_blobstore::Error::Name(e))?;
+    let container = ContainerName::parse(&container).map_err(stowage_blobstore::Error::Name)?;
+    let blob = BlobName::parse(&blob).map_err(stowage_blobstore::Error::Name)?;
     let query = Query::parse(raw_query)?;
     match (sub.method.as_str(), query.get("comp")) {
         ("DELETE", None) => {

@@ -82,14 +82,14 @@ pub(crate) async fn put_block_list(
     let transactional = h.md5("content-md5")?;
     let bytes = super::service::collect_body(body, MAX_BLOCK_LIST_BODY).await?;
     let md5: [u8; 16] = Md5::digest(&bytes).into();
-    if let Some(expected) = transactional {
-        if expected != md5 {
-            return Err(stowage_blobstore::Error::Md5Mismatch {
-                expected,
-                computed: md5,
-            }
-            .into());
+    if let Some(expected) = transactional
+        && expected != md5
+    {
+        return Err(stowage_blobstore::Error::Md5Mismatch {
+            expected,
+            computed: md5,
         }
+        .into());
     }
     let input = PutBlockListInput {
         account: ctx.account().to_owned(),

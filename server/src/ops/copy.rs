@@ -200,10 +200,8 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
     response::version(&mut b, &out.version);
     b.insert_header(("x-ms-copy-id", out.copy_id));
     b.insert_header(("x-ms-copy-status", "success"));
-    if sync {
-        if let Some(md5) = &out.content_md5 {
-            b.insert_header(("content-md5", response::md5_base64(md5)));
-        }
+    if sync && let Some(md5) = &out.content_md5 {
+        b.insert_header(("content-md5", response::md5_base64(md5)));
     }
     Ok(b.finish())
 }

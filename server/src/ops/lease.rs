@@ -101,7 +101,7 @@ pub(crate) async fn lease_blob(ctx: &RequestContext) -> Result<HttpResponse, Api
         account: ctx.account().to_owned(),
         container: ctx.container()?,
         blob: ctx.blob()?,
-        action: action.clone(),
+        action,
         conditions,
     };
     let out = ctx.store().lease_blob(input).await?;
@@ -116,7 +116,7 @@ pub(crate) async fn lease_container(ctx: &RequestContext) -> Result<HttpResponse
     let input = LeaseContainerInput {
         account: ctx.account().to_owned(),
         container: ctx.container()?,
-        action: action.clone(),
+        action,
         conditions,
     };
     let out = ctx.store().lease_container(input).await?;

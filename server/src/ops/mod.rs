@@ -4,7 +4,7 @@
 
 mod append;
 mod batch;
-mod batch_body;
+pub(crate) mod batch_body;
 mod blob;
 mod block;
 mod container;
@@ -118,10 +118,10 @@ impl Operation {
             name: name.to_owned(),
             value: value.to_owned(),
         };
-        if let Some(r) = k.restype {
-            if !matches!(r, "container" | "service" | "account") {
-                return Err(bad("restype", r));
-            }
+        if let Some(r) = k.restype
+            && !matches!(r, "container" | "service" | "account")
+        {
+            return Err(bad("restype", r));
         }
         if let Some(c) = k.comp {
             if NOT_IMPLEMENTED_COMP.contains(&c.to_ascii_lowercase().as_str()) {

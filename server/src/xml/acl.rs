@@ -66,13 +66,11 @@ pub(crate) fn parse_acl(body: &[u8]) -> Result<Vec<AccessPolicy>, ApiError> {
                 path.push(name);
                 text.clear();
             }
-            Event::Empty(e) => {
-                if path.is_empty() {
-                    if e.name().as_ref() != b"SignedIdentifiers" || seen_root {
-                        return Err(ApiError::InvalidXmlDocument);
-                    }
-                    seen_root = true;
+            Event::Empty(e) if path.is_empty() => {
+                if e.name().as_ref() != b"SignedIdentifiers" || seen_root {
+                    return Err(ApiError::InvalidXmlDocument);
                 }
+                seen_root = true;
             }
             Event::Text(t) => text.push_str(&t.decode().map_err(|_| ApiError::InvalidXmlDocument)?),
             Event::End(_) => {

@@ -126,6 +126,7 @@ mod tests {
             .map_err(|e| e.answer().code)
     }
 
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
     #[test]
     fn parse_table() {
         use BlockListKind::*;

@@ -87,10 +87,8 @@ fn top_level(doc: &str) -> Result<Vec<(String, String)>, ApiError> {
                     out.push((name, doc[start..after].to_owned()));
                 }
             }
-            Event::Text(t) if depth <= 1 => {
-                if !t.iter().all(u8::is_ascii_whitespace) {
-                    return Err(ApiError::InvalidXmlDocument);
-                }
+            Event::Text(t) if depth <= 1 && !t.iter().all(u8::is_ascii_whitespace) => {
+                return Err(ApiError::InvalidXmlDocument);
             }
             Event::Eof => break,
             _ => {}
