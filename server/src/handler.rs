@@ -110,6 +110,9 @@ pub(crate) struct Secure;
 async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let request_id = uuid::Uuid::new_v4().to_string();
     let state = state.into_inner();
+    // Every time on the answer comes from the injected clock (Date, and the
+    // error body's Time line), so a server under a test clock is consistent.
+    let now = state.clock.now();
     // Taken for every request, so each connection's queue stays in step.
     let meta_names = req
         .conn_data::<Arc<Connection>>()
@@ -117,7 +120,7 @@ async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>
     let (result, version) = process(&req, body, state, meta_names).await;
     let mut response = match result {
         Ok(r) => r,
-        Err(e) => error_response(&req, &e, &request_id),
+        Err(e) => error_response(&req, &e, &request_id, now),
     };
     let headers = response.headers_mut();
     let mut set = |name: &'static str, value: &str| {
@@ -125,6 +128,7 @@ async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>
             headers.insert(actix_web::http::header::HeaderName::from_static(name), v);
         }
     };
+    set("date", &crate::http_dates::http_date(now));
     set("x-ms-request-id", &request_id);
     set("x-ms-version", &version);
     set("server", concat!("Stowage/", env!("CARGO_PKG_VERSION")));
@@ -221,7 +225,12 @@ async fn process(
     (result, version)
 }
 
-fn error_response(req: &HttpRequest, error: &ApiError, request_id: &str) -> HttpResponse {
+fn error_response(
+    req: &HttpRequest,
+    error: &ApiError,
+    request_id: &str,
+    now: std::time::SystemTime,
+) -> HttpResponse {
     let answer = error.answer();
     if answer.status.is_server_error() {
         tracing::error!(request_id, error = %error, source = ?std::error::Error::source(error), "request failed");
@@ -236,7 +245,6 @@ fn error_response(req: &HttpRequest, error: &ApiError, request_id: &str) -> Http
     if req.method() == Method::HEAD || answer.status == StatusCode::NOT_MODIFIED {
         return b.finish();
     }
-    let now = std::time::SystemTime::now();
     let body = xml::error_body(
         answer.code,
         &answer.message,
