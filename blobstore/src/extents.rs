@@ -39,6 +39,18 @@ pub(crate) struct WrittenExtent {
     pub md5: [u8; 16],
 }
 
+/// Compares the transactional `Content-MD5` a client sent with the MD5 of
+/// the body as received.
+///
+/// # Errors
+/// `Md5Mismatch` when they differ.
+pub(crate) fn check_md5(expected: Option<[u8; 16]>, computed: [u8; 16]) -> Result<()> {
+    match expected {
+        Some(expected) if expected != computed => Err(Error::Md5Mismatch { expected, computed }),
+        _ => Ok(()),
+    }
+}
+
 /// The extent store: a thin layer over an [`ObjectStore`].
 #[derive(Clone, Debug)]
 pub(crate) struct Extents {

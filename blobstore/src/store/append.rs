@@ -105,14 +105,7 @@ impl Store {
             .inner
             .db
             .write(move |tx| {
-                if let Some(expected) = input.transactional_md5
-                    && expected != md5
-                {
-                    return Err(Error::Md5Mismatch {
-                        expected,
-                        computed: md5,
-                    });
-                }
+                crate::extents::check_md5(input.transactional_md5, md5)?;
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let mut row = require_committed(tx, cid, &input.blob, None)?;

@@ -222,14 +222,7 @@ impl Store {
         input: PutBlobInput,
         written: &crate::extents::WrittenExtent,
     ) -> Result<PutBlobOutput> {
-        if let Some(expected) = input.transactional_md5
-            && expected != written.md5
-        {
-            return Err(Error::Md5Mismatch {
-                expected,
-                computed: written.md5,
-            });
-        }
+        crate::extents::check_md5(input.transactional_md5, written.md5)?;
         let now = self.now();
         let store = self.clone();
         let body_md5 = written.md5;

@@ -188,14 +188,7 @@ impl Store {
             .inner
             .db
             .write(move |tx| {
-                if let Some(expected) = input.transactional_md5
-                    && expected != md5
-                {
-                    return Err(Error::Md5Mismatch {
-                        expected,
-                        computed: md5,
-                    });
-                }
+                crate::extents::check_md5(input.transactional_md5, md5)?;
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
                 let lease = check_put_block(row.as_ref(), input.lease_id.as_ref(), now)?;

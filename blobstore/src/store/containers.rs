@@ -82,6 +82,23 @@ fn current(row: &ContainerRow) -> Current<'_> {
     }
 }
 
+/// The checks of a container write, in its transaction and in the spec's
+/// order: the container exists, the conditions of `kind` hold, and the lease
+/// rule of `access` allows the presented id.
+fn checked_container(
+    tx: &rusqlite::Connection,
+    (account, container): (&str, &ContainerName),
+    conds: &Conditions,
+    kind: ConditionKind,
+    (lease_id, access): (Option<&LeaseId>, Access),
+    now: std::time::SystemTime,
+) -> Result<ContainerRow> {
+    let row = meta::require_container(tx, account, container.as_str())?;
+    conditions::evaluate(conds, Some(current(&row)), kind)?;
+    stowage_leases::check(&row.lease, lease_id, access, Resource::Container, now)?;
+    Ok(row)
+}
+
 impl Store {
     /// Create Container.
     ///
@@ -153,17 +170,12 @@ impl Store {
         self.inner
             .db
             .write(move |tx| {
-                let row = meta::require_container(tx, &input.account, input.container.as_str())?;
-                conditions::evaluate(
+                let row = checked_container(
+                    tx,
+                    (&input.account, &input.container),
                     &input.conditions,
-                    Some(current(&row)),
                     ConditionKind::ContainerModifiedSince,
-                )?;
-                stowage_leases::check(
-                    &row.lease,
-                    input.lease_id.as_ref(),
-                    Access::Read,
-                    Resource::Container,
+                    (input.lease_id.as_ref(), Access::Read),
                     now,
                 )?;
                 let version = Versioned {
@@ -218,17 +230,12 @@ impl Store {
         self.inner
             .db
             .write(move |tx| {
-                let row = meta::require_container(tx, &input.account, input.container.as_str())?;
-                conditions::evaluate(
+                let row = checked_container(
+                    tx,
+                    (&input.account, &input.container),
                     &input.conditions,
-                    Some(current(&row)),
                     ConditionKind::ContainerDates,
-                )?;
-                stowage_leases::check(
-                    &row.lease,
-                    input.lease_id.as_ref(),
-                    Access::Read,
-                    Resource::Container,
+                    (input.lease_id.as_ref(), Access::Read),
                     now,
                 )?;
                 let version = Versioned {
@@ -256,17 +263,12 @@ impl Store {
         self.inner
             .db
             .write(move |tx| {
-                let row = meta::require_container(tx, &input.account, input.container.as_str())?;
-                conditions::evaluate(
+                let row = checked_container(
+                    tx,
+                    (&input.account, &input.container),
                     &input.conditions,
-                    Some(current(&row)),
                     ConditionKind::ContainerDates,
-                )?;
-                stowage_leases::check(
-                    &row.lease,
-                    input.lease_id.as_ref(),
-                    Access::Write,
-                    Resource::Container,
+                    (input.lease_id.as_ref(), Access::Write),
                     now,
                 )?;
                 let extents = meta::delete_container(tx, row.id)?;
