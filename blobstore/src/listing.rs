@@ -13,6 +13,9 @@ use crate::{BlobProperties, ContainerName, ContainerProperties, Result};
 /// The most items in one page (spec/50-listing.md §1).
 pub const MAX_RESULTS: usize = 5000;
 
+/// Rows fetched per query when listing with a delimiter.
+const DELIMITED_BATCH: usize = 64;
+
 /// A continuation token: the position after the last item of a page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ListingMarker {
@@ -217,6 +220,14 @@ pub(crate) fn list_blobs(
     let mut more = false;
     'pages: while let Some(at) = cursor.clone() {
         let want = max - items.len();
+        // One more than needed tells whether another page follows. With a
+        // delimiter, every group restarts the query past itself, so fetch
+        // small batches: a page of 5,000 groups then reads ~5,000 small
+        // batches, not 5,000 pages' worth of rows.
+        let limit = match delimiter {
+            Some(_) => (want + 1).min(DELIMITED_BATCH),
+            None => want + 1,
+        };
         let query = BlobListQuery {
             container_id,
             prefix,
@@ -224,8 +235,7 @@ pub(crate) fn list_blobs(
             cursor: &at,
             include_snapshots: input.include_snapshots,
             include_uncommitted: input.include_uncommitted,
-            // One more than needed tells whether another page follows.
-            limit: want + 1,
+            limit,
         };
         let rows = meta::list_blob_rows(conn, &query)?;
         if rows.is_empty() {
@@ -257,7 +267,7 @@ pub(crate) fn list_blobs(
                 committed,
             });
         }
-        if fetched < want + 1 {
+        if fetched < limit {
             break;
         }
     }
