@@ -14,6 +14,7 @@ mod e2e {
     mod durability;
     mod errors;
     mod gc;
+    mod hostile;
     mod leases;
     mod listing;
     mod snapshots;
