@@ -1,0 +1,279 @@
+//! Criterion micro-benchmarks of Stowage's hot pure paths, through the
+//! crates' public APIs: Shared Key verification (the server's
+//! `auth::shared_key`), condition evaluation (`stowage_blobstore::conditions`)
+//! and lease apply/check (`stowage_leases`), plus the load generator's own
+//! signer for comparison.
+//!
+//! Request routing (`Operation::parse`) and rendering a List Blobs page live
+//! in the server's private `ops` and `xml` modules and are not measured here;
+//! the end-to-end `list-*` workloads of `loadgen` cover listing.
+//!
+//! `cargo bench -p stowage-bench --bench micro`; compare with a baseline by
+//! `-- --save-baseline before` and later `-- --baseline before`.
+
+use std::hint::black_box;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use stowage_bench::DEV_KEY;
+use stowage_bench::signer::{SharedKey, SignInput};
+use stowage_blobstore::conditions::{ConditionKind, Conditions, Current, EtagMatch, evaluate};
+use stowage_leases::{
+    Access, LeaseAction, LeaseDuration, LeaseId, LeaseRecord, Resource, apply, check,
+};
+use stowage_server::auth::shared_key::{RequestView, parse_authorization, verify};
+
+const DATE: &str = "Tue, 03 Sep 2024 10:15:07 GMT";
+
+/// A request as the server sees it: method, raw path, raw query, and
+/// headers with lowercased names.
+struct Signed {
+    method: &'static str,
+    path: String,
+    raw_query: String,
+    query: Vec<(String, String)>,
+    headers: Vec<(String, String)>,
+}
+
+impl Signed {
+    fn new(method: &'static str, path: &str, query: &[(&str, &str)], meta: usize) -> Self {
+        let mut headers = vec![
+            ("x-ms-date".to_owned(), DATE.to_owned()),
+            ("x-ms-version".to_owned(), "2021-10-04".to_owned()),
+            (
+                "x-ms-client-request-id".to_owned(),
+                "a3c1a4f2-6f57-4a44-9e8c-2a4d6f0e1b7d".to_owned(),
+            ),
+            (
+                "user-agent".to_owned(),
+                "azsdk-python-storage-blob/12.19.0".to_owned(),
+            ),
+        ];
+        if method == "PUT" {
+            headers.push(("content-length".to_owned(), "4096".to_owned()));
+            headers.push((
+                "content-type".to_owned(),
+                "application/octet-stream".to_owned(),
+            ));
+            headers.push(("x-ms-blob-type".to_owned(), "BlockBlob".to_owned()));
+        }
+        for i in 0..meta {
+            headers.push((format!("x-ms-meta-key{i:02}"), format!("value {i}")));
+        }
+        let raw_query = query
+            .iter()
+            .map(|(n, v)| format!("{n}={}", v.replace('/', "%2F")))
+            .collect::<Vec<_>>()
+            .join("&");
+        Self {
+            method,
+            path: path.to_owned(),
+            raw_query,
+            query: query
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            headers,
+        }
+    }
+
+    fn authorization(&self, key: &SharedKey) -> String {
+        let query: Vec<(&str, &str)> = self
+            .query
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        key.authorization(&SignInput {
+            method: self.method,
+            raw_path: &self.path,
+            query: &query,
+            headers: &headers,
+        })
+    }
+
+    fn view(&self) -> RequestView<'_> {
+        RequestView {
+            method: self.method,
+            raw_path: &self.path,
+            raw_query: &self.raw_query,
+            headers: &self.headers,
+        }
+    }
+}
+
+fn shared_key(c: &mut Criterion) {
+    let key = SharedKey::new("devstoreaccount1", DEV_KEY).unwrap();
+    let keys = vec![base64_decode(DEV_KEY)];
+    let now = httpdate::parse_http_date(DATE).unwrap();
+    let cases = [
+        (
+            "get-blob",
+            Signed::new("GET", "/devstoreaccount1/photos/2024/09/cat.jpg", &[], 0),
+        ),
+        (
+            "list-blobs",
+            Signed::new(
+                "GET",
+                "/devstoreaccount1/photos",
+                &[
+                    ("restype", "container"),
+                    ("comp", "list"),
+                    ("prefix", "2024/"),
+                    ("maxresults", "5000"),
+                ],
+                0,
+            ),
+        ),
+        (
+            "put-blob-16-meta",
+            Signed::new("PUT", "/devstoreaccount1/photos/2024/09/cat.jpg", &[], 16),
+        ),
+    ];
+    let mut group = c.benchmark_group("shared_key");
+    group.throughput(Throughput::Elements(1));
+    for (name, req) in &cases {
+        let good = req.authorization(&key);
+        group.bench_with_input(BenchmarkId::new("verify", name), req, |b, req| {
+            b.iter(|| {
+                let auth = parse_authorization(black_box(&good)).unwrap();
+                verify(&req.view(), &auth, "devstoreaccount1", &keys, now).unwrap();
+            })
+        });
+        // A wrong signature is tried against the primary form and every
+        // alternative (spec/40-auth.md §2.6): the most a refusal costs.
+        let bad = good.replace(':', ":AAAA");
+        group.bench_with_input(BenchmarkId::new("refuse", name), req, |b, req| {
+            b.iter(|| {
+                let auth = parse_authorization(black_box(&bad)).unwrap();
+                verify(&req.view(), &auth, "devstoreaccount1", &keys, now).unwrap_err();
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("loadgen-sign", name), req, |b, req| {
+            b.iter(|| black_box(req.authorization(&key)))
+        });
+    }
+    group.finish();
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(s).unwrap()
+}
+
+fn conditions(c: &mut Criterion) {
+    let modified = UNIX_EPOCH + Duration::from_secs(1_725_358_507);
+    let etag = "0x8DCCC1F2A3B4C5D";
+    let current = Current {
+        etag,
+        last_modified: modified,
+    };
+    let tag = |t: &str| Some(EtagMatch::List(vec![t.to_owned()]));
+    let cases: [(&str, Conditions, ConditionKind); 6] = [
+        ("none-write", Conditions::default(), ConditionKind::Write),
+        (
+            "if-match-hit-write",
+            Conditions {
+                if_match: tag(etag),
+                ..Conditions::default()
+            },
+            ConditionKind::Write,
+        ),
+        (
+            "if-match-miss-write",
+            Conditions {
+                if_match: tag("0x8DCCC1F2A3B4C5E"),
+                ..Conditions::default()
+            },
+            ConditionKind::Write,
+        ),
+        (
+            "if-none-match-star-create",
+            Conditions {
+                if_none_match: Some(EtagMatch::Any),
+                ..Conditions::default()
+            },
+            ConditionKind::Create,
+        ),
+        (
+            "if-none-match-hit-read",
+            Conditions {
+                if_none_match: tag(etag),
+                ..Conditions::default()
+            },
+            ConditionKind::Read,
+        ),
+        (
+            "all-four-read",
+            Conditions {
+                if_match: tag(etag),
+                if_none_match: tag("0x1"),
+                if_modified_since: Some(modified - Duration::from_secs(60)),
+                if_unmodified_since: Some(modified + Duration::from_secs(60)),
+            },
+            ConditionKind::Read,
+        ),
+    ];
+    let mut group = c.benchmark_group("conditions");
+    group.throughput(Throughput::Elements(1));
+    for (name, conditions, kind) in &cases {
+        group.bench_with_input(BenchmarkId::new("evaluate", name), conditions, |b, cond| {
+            b.iter(|| black_box(evaluate(black_box(cond), Some(current), *kind)).ok())
+        });
+    }
+    group.bench_function("parse-three-etags", |b| {
+        b.iter(|| {
+            EtagMatch::parse(black_box(
+                r#""0x8DCCC1F2A3B4C5D", "0x8DCCC1F2A3B4C5E", W/"0x1""#,
+            ))
+        })
+    });
+    group.finish();
+}
+
+fn leases(c: &mut Criterion) {
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_725_358_507);
+    let id = LeaseId::parse("a3c1a4f2-6f57-4a44-9e8c-2a4d6f0e1b7d").unwrap();
+    let acquire = LeaseAction::Acquire {
+        duration: LeaseDuration::Fixed(15),
+        proposed_id: None,
+    };
+    let available = LeaseRecord::default();
+    let (leased, _) = apply(&available, &acquire, now, id, Resource::Blob).unwrap();
+    let mut group = c.benchmark_group("leases");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("apply/acquire-available", |b| {
+        b.iter(|| apply(black_box(&available), &acquire, now, id, Resource::Blob).unwrap())
+    });
+    group.bench_function("apply/release-leased", |b| {
+        let release = LeaseAction::Release { id };
+        b.iter(|| apply(black_box(&leased), &release, now, id, Resource::Blob).unwrap())
+    });
+    group.bench_function("apply/renew-leased", |b| {
+        let renew = LeaseAction::Renew { id };
+        b.iter(|| apply(black_box(&leased), &renew, now, id, Resource::Blob).unwrap())
+    });
+    group.bench_function("check/write-with-id", |b| {
+        b.iter(|| {
+            check(
+                black_box(&leased),
+                Some(&id),
+                Access::Write,
+                Resource::Blob,
+                now,
+            )
+            .unwrap()
+        })
+    });
+    group.bench_function("check/write-without-id", |b| {
+        b.iter(|| check(black_box(&leased), None, Access::Write, Resource::Blob, now).unwrap_err())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, shared_key, conditions, leases);
+criterion_main!(benches);

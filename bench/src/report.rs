@@ -1,0 +1,199 @@
+//! The side-by-side table `bench/run` prints: for each workload, the median
+//! over rounds of its headline rate on the baseline (Azurite) and on the
+//! candidate (Stowage), their ratio, median latencies, and each server's
+//! peak RSS and CPU seconds.
+
+use std::fmt::Write as _;
+
+use crate::stats::Record;
+
+/// The rate a workload is judged by, and its unit.
+pub fn headline(workload: &str) -> (&'static str, fn(&Record) -> f64) {
+    if workload.starts_with("list-") {
+        ("entries/s", |r| r.items_per_s)
+    } else if matches!(workload, "block-upload" | "put-64m" | "get-large") {
+        ("MB/s", |r| r.mb_per_s)
+    } else {
+        ("ops/s", |r| r.ops_per_s)
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    Some(if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    })
+}
+
+/// One server's numbers for one workload.
+struct Cell {
+    rate: Option<f64>,
+    p50_ms: Option<f64>,
+    peak_rss: Option<f64>,
+    cpu_s: Option<f64>,
+    rounds: usize,
+    failed: usize,
+}
+
+fn cell(records: &[Record], workload: &str, server: &str) -> Cell {
+    let (_, rate) = headline(workload);
+    let mine: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.workload == workload && r.server == server)
+        .collect();
+    let ok: Vec<&&Record> = mine.iter().filter(|r| r.ok).collect();
+    Cell {
+        rate: median(ok.iter().map(|r| rate(r)).collect()),
+        p50_ms: median(ok.iter().map(|r| r.median_ms).collect()),
+        peak_rss: ok
+            .iter()
+            .filter_map(|r| r.server_peak_rss_mib)
+            .reduce(f64::max),
+        cpu_s: median(ok.iter().filter_map(|r| r.server_cpu_s).collect()),
+        rounds: ok.len(),
+        failed: mine.len() - ok.len(),
+    }
+}
+
+fn num(x: Option<f64>) -> String {
+    match x {
+        None => "—".into(),
+        Some(x) if x >= 100.0 => format!("{x:.0}"),
+        Some(x) if x >= 10.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.2}"),
+    }
+}
+
+fn rate_text(c: &Cell) -> String {
+    match (c.failed, c.rounds) {
+        (0, _) => num(c.rate),
+        (f, 0) => format!("FAIL×{f}"),
+        (f, _) => format!("{} (FAIL×{f})", num(c.rate)),
+    }
+}
+
+/// The markdown table for `records`, comparing `baseline` with `candidate`
+/// (the records' `server` labels). Workloads appear in first-seen order.
+pub fn table(records: &[Record], baseline: &str, candidate: &str) -> String {
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in records {
+        if !workloads.contains(&r.workload.as_str()) {
+            workloads.push(&r.workload);
+        }
+    }
+    let (b, c) = (baseline, candidate);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| workload | unit | {b} | {c} | {c}/{b} | p50 ms {b} | p50 ms {c} \
+         | peak RSS MiB {b} | peak RSS MiB {c} | CPU s {b} | CPU s {c} | rounds |"
+    );
+    let _ = writeln!(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for w in &workloads {
+        let (unit, _) = headline(w);
+        let (x, y) = (cell(records, w, b), cell(records, w, c));
+        let ratio = match (x.rate, y.rate) {
+            (Some(x), Some(y)) if x > 0.0 && y >= x => format!("{:.1}×", y / x),
+            (Some(x), Some(y)) if x > 0.0 => format!("{:.3}×", y / x),
+            _ => "—".into(),
+        };
+        let _ = writeln!(
+            out,
+            "| {w} | {unit} | {} | {} | {ratio} | {} | {} | {} | {} | {} | {} | {}/{} |",
+            rate_text(&x),
+            rate_text(&y),
+            num(x.p50_ms),
+            num(y.p50_ms),
+            num(x.peak_rss),
+            num(y.peak_rss),
+            num(x.cpu_s),
+            num(y.cpu_s),
+            x.rounds + x.failed,
+            y.rounds + y.failed,
+        );
+    }
+    let peak = |server: &str| {
+        num(records
+            .iter()
+            .filter(|r| r.server == server)
+            .filter_map(|r| r.server_peak_rss_mib)
+            .reduce(f64::max))
+    };
+    let _ = writeln!(
+        out,
+        "\nPeak RSS over all workloads: {b} {} MiB, {c} {} MiB.",
+        peak(b),
+        peak(c)
+    );
+    let (small, large) = (cell(records, "list-10k", c), cell(records, "list-1m", c));
+    if let (Some(s), Some(l)) = (small.p50_ms, large.p50_ms) {
+        let _ = writeln!(
+            out,
+            "{c} List Blobs page (5000 entries): {l:.1} ms over 1,000,000 blobs, \
+             {s:.1} ms over 10,000 ({:.2}×; the target is at most 2×).",
+            l / s
+        );
+    }
+    for r in records.iter().filter(|r| !r.ok) {
+        let _ = writeln!(
+            out,
+            "FAILED {} on {} (round {}): {}",
+            r.workload,
+            r.server,
+            r.round,
+            r.error.as_deref().unwrap_or("?")
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Measured, Tally};
+
+    fn rec(workload: &str, server: &str, ops: u64, seconds: f64) -> Record {
+        let tally = Tally {
+            ops,
+            ..Tally::default()
+        };
+        let m = Measured {
+            seconds,
+            server_peak_rss_mib: Some(ops as f64),
+            ..Measured::default()
+        };
+        let mut r = Record::completed(workload, 32, tally, m);
+        r.server = server.into();
+        r
+    }
+
+    #[test]
+    fn medians_ratio_and_failures() {
+        let mut failed = rec("put-4k", "s", 0, 0.0);
+        failed.ok = false;
+        failed.error = Some("wrong bytes".into());
+        let records = vec![
+            rec("put-4k", "a", 100, 1.0),
+            rec("put-4k", "a", 300, 1.0),
+            rec("put-4k", "a", 200, 1.0),
+            rec("put-4k", "s", 2000, 1.0),
+            failed,
+        ];
+        let t = table(&records, "a", "s");
+        assert!(
+            t.contains("| put-4k | ops/s | 200 | 2000 (FAIL×1) | 10.0× |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("FAILED put-4k on s (round 0): wrong bytes"),
+            "{t}"
+        );
+        assert_eq!(median(vec![1.0, 4.0, 2.0, 3.0]), Some(2.5));
+    }
+}
