@@ -6,6 +6,7 @@ use quick_xml::events::Event;
 use stowage_blobstore::{AccessPolicy, iso8601_7};
 
 use super::XmlWriter;
+use super::text::{push_text, reference};
 use crate::auth::sas::parse_sas_time;
 use crate::error::ApiError;
 
@@ -72,7 +73,15 @@ pub(crate) fn parse_acl(body: &[u8]) -> Result<Vec<AccessPolicy>, ApiError> {
                 }
                 seen_root = true;
             }
-            Event::Text(t) => text.push_str(&t.decode().map_err(|_| ApiError::InvalidXmlDocument)?),
+            Event::Text(t) => {
+                push_text(
+                    &mut text,
+                    &t.decode().map_err(|_| ApiError::InvalidXmlDocument)?,
+                )?;
+            }
+            // quick-xml reports `&amp;` and `&#x3E;` apart from the text
+            // around them; ignoring them would drop characters from an Id.
+            Event::GeneralRef(r) => push_text(&mut text, &reference(&r)?)?,
             Event::End(_) => {
                 let name = path.pop().ok_or(ApiError::InvalidXmlDocument)?;
                 let value = text.trim().to_owned();
@@ -231,5 +240,35 @@ mod tests {
         );
         assert_eq!(parse_acl(b"").unwrap(), vec![]);
         assert_eq!(parse_acl(b"<SignedIdentifiers />").unwrap(), vec![]);
+    }
+
+    /// Found by the `xml` fuzz target: entity and character references were
+    /// dropped (an Id `a&amp;b` was stored as `ab`), and control characters
+    /// were stored and then written into a Get Container ACL document no
+    /// XML parser accepts.
+    #[test]
+    fn references_are_resolved_and_control_characters_refused() {
+        let with_id = |id: &str| {
+            format!(
+                "<SignedIdentifiers><SignedIdentifier><Id>{id}</Id></SignedIdentifier></SignedIdentifiers>"
+            )
+        };
+        for (id, expected) in [
+            ("a&amp;b", "a&b"),
+            ("&lt;p&gt;&quot;&apos;", "<p>\"'"),
+            ("p&#x3E;&#49;&#x1F600;", "p>1\u{1F600}"),
+            ("read>only", "read>only"),
+        ] {
+            let policies = parse_acl(with_id(id).as_bytes()).unwrap();
+            assert_eq!(policies[0].id, expected, "{id}");
+            let again = parse_acl(acl(&policies).as_bytes()).unwrap();
+            assert_eq!(again, policies, "{id} reads back from Get Container ACL");
+        }
+        for id in [
+            "a\u{1}b", "a\0b", "&#1;", "&#0;", "&nbsp;", "&#xD800;", "\u{FFFF}",
+        ] {
+            let got = parse_acl(with_id(id).as_bytes()).map_err(|e| e.answer().code);
+            assert_eq!(got.err(), Some("InvalidXmlDocument"), "{id:?}");
+        }
     }
 }

@@ -6,6 +6,7 @@ use quick_xml::events::Event;
 use stowage_blobstore::{BlockId, BlockListKind, GetBlockListOutput, MAX_COMMITTED_BLOCKS};
 
 use super::XmlWriter;
+use super::text::{push_text, reference};
 use crate::error::ApiError;
 
 /// Parses a Put Block List body: `<BlockList>` with `Committed`,
@@ -55,11 +56,14 @@ pub(crate) fn parse_block_list(body: &[u8]) -> Result<Vec<(BlockListKind, BlockI
             Event::Text(t) => {
                 let t = t.decode().map_err(|_| ApiError::InvalidXmlDocument)?;
                 if current.is_some() {
-                    text.push_str(&t);
+                    push_text(&mut text, &t)?;
                 } else if !t.trim().is_empty() {
                     return Err(ApiError::InvalidXmlDocument);
                 }
             }
+            // `&#43;` in an id is the `+` of its base64.
+            Event::GeneralRef(r) if current.is_some() => push_text(&mut text, &reference(&r)?)?,
+            Event::GeneralRef(_) => return Err(ApiError::InvalidXmlDocument),
             Event::End(_) => {
                 depth = depth.checked_sub(1).ok_or(ApiError::InvalidXmlDocument)?;
                 if depth == 1 {
@@ -169,6 +173,15 @@ mod tests {
                 "<BlockList><Latest>QUE=</Latest>",
                 Err("InvalidXmlDocument"),
             ),
+            (
+                "<BlockList><Latest>Pz8&#x2B;Pz8&#61;</Latest></BlockList>",
+                ok(&[(Latest, "Pz8+Pz8=")]),
+            ),
+            (
+                "<BlockList><Latest>QU&#1;E=</Latest></BlockList>",
+                Err("InvalidXmlDocument"),
+            ),
+            ("<BlockList>&amp;</BlockList>", Err("InvalidXmlDocument")),
             ("not xml at all", Err("InvalidXmlDocument")),
             ("", Err("InvalidXmlDocument")),
         ];

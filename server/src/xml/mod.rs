@@ -5,6 +5,7 @@ mod acl;
 mod block_list;
 mod listing;
 mod service_properties;
+mod text;
 
 pub(crate) use acl::{acl, parse_acl};
 pub(crate) use block_list::{block_list, parse_block_list};
