@@ -107,6 +107,9 @@ pub enum Error {
     /// A blocking task panicked or was cancelled.
     #[error("background task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// A failure inside the engine (a failed group commit, a panicked write).
+    #[error("internal error: {0}")]
+    Internal(String),
     /// Stored data that cannot be read back (a bug or a damaged database).
     #[error("corrupt metadata: {0}")]
     Corrupt(String),

@@ -50,10 +50,15 @@ impl Store {
             .write(move |tx| {
                 let mut doomed = Vec::new();
                 for extent in meta::garbage_before(tx, cutoff, BATCH)? {
-                    if !pins.is_pinned(&extent) {
-                        meta::forget_garbage(tx, &extent)?;
-                        doomed.push(extent);
+                    if pins.is_pinned(&extent) {
+                        continue;
                     }
+                    meta::forget_garbage(tx, &extent)?;
+                    if crate::extents::is_inline(&extent) {
+                        // Its bytes go with this transaction.
+                        meta::delete_inline(tx, &extent)?;
+                    }
+                    doomed.push(extent);
                 }
                 Ok(doomed)
             })

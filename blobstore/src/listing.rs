@@ -7,14 +7,20 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rusqlite::Connection;
 use std::time::SystemTime;
 
-use crate::meta::{self, BlobCursor, BlobListQuery, BlobRow};
+use crate::meta::{self, BlobCursor, BlobListQuery, BlobRow, Scan};
 use crate::{BlobProperties, ContainerName, ContainerProperties, Result};
 
 /// The most items in one page (spec/50-listing.md §1).
 pub const MAX_RESULTS: usize = 5000;
 
-/// Rows fetched per query when listing with a delimiter.
-const DELIMITED_BATCH: usize = 64;
+/// Rows fetched per query when listing with a delimiter. Rows inside a group
+/// already listed cost a name comparison each; a query ending inside a group
+/// makes the next one seek past it.
+const DELIMITED_BATCH: usize = 256;
+/// Rows of a group already listed that are stepped over before the query
+/// is restarted past the group: a seek costs about as much as a few rows,
+/// and a group of a million names must not cost a million rows.
+const GROUP_STEPS: usize = 8;
 
 /// A continuation token: the position after the last item of a page.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -218,15 +224,13 @@ pub(crate) fn list_blobs(
     let mut items = Vec::new();
     let mut last: Option<ListingMarker> = None;
     let mut more = false;
-    'pages: while let Some(at) = cursor.clone() {
-        let want = max - items.len();
-        // One more than needed tells whether another page follows. With a
-        // delimiter, every group restarts the query past itself, so fetch
-        // small batches: a page of 5,000 groups then reads ~5,000 small
-        // batches, not 5,000 pages' worth of rows.
+    while let Some(at) = cursor.clone() {
+        let mut seek = false;
+        let mut steps = 0;
+        // One more than needed tells whether another page follows.
         let limit = match delimiter {
-            Some(_) => (want + 1).min(DELIMITED_BATCH),
-            None => want + 1,
+            Some(_) => DELIMITED_BATCH,
+            None => max - items.len() + 1,
         };
         let query = BlobListQuery {
             container_id,
@@ -237,25 +241,33 @@ pub(crate) fn list_blobs(
             include_uncommitted: input.include_uncommitted,
             limit,
         };
-        let rows = meta::list_blob_rows(conn, &query)?;
-        if rows.is_empty() {
-            break;
-        }
-        let fetched = rows.len();
-        for row in rows {
+        let fetched = meta::scan_blob_rows(conn, &query, |row| {
+            let name = row.name()?;
+            if let Some(group) = delimiter.and_then(|d| group_of(name, prefix, d)) {
+                if matches!(&last, Some(ListingMarker::AfterGroup(g)) if g == group) {
+                    // Further into a group already listed; `cursor` is past it.
+                    steps += 1;
+                    if steps < GROUP_STEPS {
+                        return Ok(Scan::Next);
+                    }
+                    seek = true;
+                    return Ok(Scan::Stop);
+                }
+                steps = 0;
+                if items.len() == max {
+                    more = true;
+                    return Ok(Scan::Stop);
+                }
+                cursor = successor(group).map(BlobCursor::From);
+                items.push(BlobListItem::Prefix(group.to_owned()));
+                last = Some(ListingMarker::AfterGroup(group.to_owned()));
+                return Ok(Scan::Next);
+            }
             if items.len() == max {
                 more = true;
-                break 'pages;
+                return Ok(Scan::Stop);
             }
-            if let Some(group) = delimiter.and_then(|d| group_of(&row.name, prefix, d)) {
-                let group = group.to_owned();
-                // Skip the whole group with one seek, so a group of a million
-                // names costs one query, not a million rows.
-                cursor = successor(&group).map(BlobCursor::From);
-                items.push(BlobListItem::Prefix(group.clone()));
-                last = Some(ListingMarker::AfterGroup(group));
-                continue 'pages;
-            }
+            let row = row.read()?;
             cursor = Some(after_row(&row));
             last = Some(ListingMarker::After {
                 name: row.name.clone(),
@@ -266,8 +278,9 @@ pub(crate) fn list_blobs(
                 properties: Box::new(crate::store::blob_properties(row, now)),
                 committed,
             });
-        }
-        if fetched < limit {
+            Ok(Scan::Next)
+        })?;
+        if more || (fetched < limit && !seek) {
             break;
         }
     }

@@ -8,24 +8,17 @@
 //! [`ManualClock`]; nothing sleeps.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use bytes::Bytes;
 use futures::StreamExt;
 use stowage_blobstore::{
-    BlobListItem, BlobName, BlobType, ByteRange, ConditionFailure, Conditions, ContainerName,
-    ContentProperties, CreateContainerInput, DeleteBlobInput, DeleteContainerInput, Error,
-    EtagMatch, GetBlobInput, ListBlobsInput, ListContainersInput, ListingMarker, ManualClock,
-    Metadata, PutBlobInput, PutBlobOutput, SetBlobMetadataInput, SetBlobPropertiesInput, Store,
-    StoreConfig,
+    BlobType, ByteRange, ConditionFailure, Conditions, ContentProperties, CreateContainerInput,
+    DeleteContainerInput, Error, EtagMatch, ListBlobsInput, ListContainersInput, ListingMarker,
+    ManualClock, Metadata, SetBlobMetadataInput, SetBlobPropertiesInput, Store, StoreConfig,
 };
 
-const ACCOUNT: &str = "devstoreaccount1";
-
-/// Tue, 03 Sep 2024 10:15:07 GMT, as in the e2e tests.
-fn epoch() -> SystemTime {
-    UNIX_EPOCH + Duration::from_secs(1_725_358_507)
-}
+mod support;
+use support::*;
 
 // ---------------------------------------------------------------------------
 // The two backends
@@ -108,153 +101,6 @@ async fn suite(store: &Store, clock: &ManualClock) {
     concurrent_create_only_puts_one_wins(store).await;
     a_pinned_reader_gets_its_whole_version(store, clock).await;
     garbage_is_collected_after_the_grace_period(store, clock).await;
-}
-
-// ---------------------------------------------------------------------------
-// Helpers
-
-fn container(name: &str) -> ContainerName {
-    ContainerName::parse(name).unwrap()
-}
-
-fn blob(name: &str) -> BlobName {
-    BlobName::parse(name).unwrap()
-}
-
-fn metadata(pairs: &[(&str, &str)]) -> Metadata {
-    Metadata::from_pairs(
-        pairs
-            .iter()
-            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-            .collect(),
-    )
-    .unwrap()
-}
-
-fn body(data: &[u8]) -> impl futures::Stream<Item = std::io::Result<Bytes>> + Unpin {
-    // Several chunks, as a request body arrives.
-    let chunks: Vec<std::io::Result<Bytes>> = data
-        .chunks(1000)
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect();
-    futures::stream::iter(chunks)
-}
-
-async fn create_container(store: &Store, name: &str) {
-    store
-        .create_container(CreateContainerInput {
-            account: ACCOUNT.to_owned(),
-            container: container(name),
-            metadata: Metadata::default(),
-            public_access: None,
-            default_encryption_scope: None,
-            deny_encryption_scope_override: false,
-        })
-        .await
-        .unwrap();
-}
-
-fn put_input(c: &str, b: &str, len: usize) -> PutBlobInput {
-    PutBlobInput {
-        account: ACCOUNT.to_owned(),
-        container: container(c),
-        blob: blob(b),
-        blob_type: BlobType::BlockBlob,
-        content: ContentProperties::default(),
-        transactional_md5: None,
-        metadata: Metadata::default(),
-        conditions: Conditions::default(),
-        lease_id: None,
-        content_length: len as u64,
-        access_tier: None,
-    }
-}
-
-async fn put(store: &Store, c: &str, b: &str, data: &[u8]) -> PutBlobOutput {
-    store
-        .put_blob(put_input(c, b, data.len()), body(data))
-        .await
-        .unwrap_or_else(|e| panic!("put {c}/{b}: {e}"))
-}
-
-fn get_input(c: &str, b: &str) -> GetBlobInput {
-    GetBlobInput {
-        account: ACCOUNT.to_owned(),
-        container: container(c),
-        blob: blob(b),
-        snapshot: None,
-        range: None,
-        conditions: Conditions::default(),
-        lease_id: None,
-    }
-}
-
-async fn read_all(mut s: stowage_blobstore::BlobBody) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(chunk) = s.next().await {
-        out.extend_from_slice(&chunk.unwrap());
-    }
-    out
-}
-
-async fn get(store: &Store, c: &str, b: &str) -> Vec<u8> {
-    let out = store.get_blob(get_input(c, b)).await.unwrap();
-    read_all(out.body).await
-}
-
-fn delete_input(c: &str, b: &str) -> DeleteBlobInput {
-    DeleteBlobInput {
-        account: ACCOUNT.to_owned(),
-        container: container(c),
-        blob: blob(b),
-        snapshot: None,
-        delete_snapshots: None,
-        conditions: Conditions::default(),
-        lease_id: None,
-    }
-}
-
-fn list_input(c: &str) -> ListBlobsInput {
-    ListBlobsInput {
-        account: ACCOUNT.to_owned(),
-        container: container(c),
-        prefix: String::new(),
-        delimiter: None,
-        marker: None,
-        max_results: 5000,
-        include_snapshots: false,
-        include_uncommitted: false,
-    }
-}
-
-fn names(items: &[BlobListItem]) -> Vec<String> {
-    items
-        .iter()
-        .map(|i| match i {
-            BlobListItem::Blob { properties, .. } => format!("Blob {}", properties.name),
-            BlobListItem::Prefix(p) => format!("BlobPrefix {p}"),
-        })
-        .collect()
-}
-
-/// Every page of a listing, following the markers.
-async fn all_pages(store: &Store, input: ListBlobsInput) -> Vec<Vec<String>> {
-    let mut pages = Vec::new();
-    let mut input = input;
-    loop {
-        let out = store.list_blobs(input.clone()).await.unwrap();
-        pages.push(names(&out.items));
-        match out.next_marker {
-            // Through the wire form, as a client would hand it back.
-            Some(m) => input.marker = Some(ListingMarker::decode(&m.encode()).unwrap()),
-            None => return pages,
-        }
-        assert!(pages.len() < 1000);
-    }
-}
-
-fn pattern(n: usize) -> Vec<u8> {
-    (0..n).map(|i| (i % 251) as u8).collect()
 }
 
 // ---------------------------------------------------------------------------

@@ -417,6 +417,7 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
         | StoreError::ObjectStore(_)
         | StoreError::Io(_)
         | StoreError::Task(_)
+        | StoreError::Internal(_)
         | StoreError::Corrupt(_) => internal_error(),
     }
 }

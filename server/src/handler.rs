@@ -28,6 +28,9 @@ const KEEP_ALIVE: Duration = Duration::from_secs(30);
 /// How long a client may take to finish the TLS handshake.
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Blocking threads per worker.
+const BLOCKING_THREADS: usize = 8;
+
 /// Serves `state` on `listener` with `workers` worker threads, over TLS
 /// when `tls` is given (`--cert` / `--key`).
 ///
@@ -53,6 +56,11 @@ pub fn serve(
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let server = actix_server::Server::build()
         .workers(workers.max(1))
+        // Blocking work (SQLite reads, file reads and writes) queues for a
+        // few threads instead of growing hundreds, each with its own stack
+        // and malloc arena: there are only four read connections to wait
+        // for anyway.
+        .worker_max_blocking_threads(BLOCKING_THREADS)
         .listen("stowage", listener, move || {
             let app = App::new()
                 .app_data(data.clone())

@@ -133,12 +133,22 @@ fn kill_during_an_upload_loses_nothing_acknowledged_and_leaves_no_litter() {
         .0,
         201
     );
+    // A small blob lives in the database; a larger one in an extent file.
     let (status, _) = call(
         server.port,
         "PUT",
         "/devstoreaccount1/crash/keep.txt",
         &[("x-ms-blob-type", "BlockBlob")],
         b"acknowledged",
+    );
+    assert_eq!(status, 201);
+    let large: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let (status, _) = call(
+        server.port,
+        "PUT",
+        "/devstoreaccount1/crash/keep.bin",
+        &[("x-ms-blob-type", "BlockBlob")],
+        &large,
     );
     assert_eq!(status, 201);
     assert_eq!(extent_files(&data).len(), 1);
@@ -182,6 +192,14 @@ fn kill_during_an_upload_loses_nothing_acknowledged_and_leaves_no_litter() {
         b"",
     );
     assert_eq!((status, body.as_slice()), (200, &b"acknowledged"[..]));
+    let (status, body) = call(
+        server.port,
+        "GET",
+        "/devstoreaccount1/crash/keep.bin",
+        &[],
+        b"",
+    );
+    assert_eq!((status, body == large), (200, true));
     let (status, _) = call(
         server.port,
         "GET",

@@ -84,6 +84,41 @@ impl TestServer {
             .join("data")
     }
 
+    /// Every extent of the store, as `(id, bytes)` sorted by id: the files
+    /// under `objects/extents` (staging files excluded) and the small
+    /// extents kept in the metadata database (on-disk servers only).
+    pub fn extents(&self) -> Vec<(String, u64)> {
+        let data = self.data_dir();
+        let mut out = Vec::new();
+        if let Ok(fanout) = std::fs::read_dir(data.join("objects/extents")) {
+            for dir in fanout {
+                for file in std::fs::read_dir(dir.expect("fan-out entry").path())
+                    .expect("fan-out directory")
+                {
+                    let file = file.expect("extent entry");
+                    let name = file.file_name().to_string_lossy().into_owned();
+                    if !name.contains('#') {
+                        out.push((name, file.metadata().expect("extent metadata").len()));
+                    }
+                }
+            }
+        }
+        let db = rusqlite::Connection::open_with_flags(
+            data.join("metadata.sqlite"),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .expect("metadata database");
+        let mut stmt = db
+            .prepare("SELECT extent, length(data) FROM inline_extents")
+            .expect("inline extents query");
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
+            .expect("inline extents");
+        out.extend(rows.map(|r| r.expect("inline extent row")));
+        out.sort();
+        out
+    }
+
     /// Stops the server and starts a new one on the same data directory and
     /// clock, as a restart of the process would.
     pub async fn restart(mut self) -> TestServer {

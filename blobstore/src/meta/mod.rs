@@ -2,23 +2,26 @@
 //! module, so that another backend (PostgreSQL, for several server nodes) can
 //! be added beside it.
 //!
-//! One SQLite connection in WAL mode with `synchronous = FULL`: a committed
-//! transaction is on disk before the server replies. Calls run on the
-//! blocking pool, never across an `.await`.
+//! SQLite in WAL mode with `synchronous = FULL`: a committed transaction is
+//! on disk before the server replies. Reads run on a few read-only
+//! connections on the blocking pool; writes are committed in groups by one
+//! writer thread ([`pool`]).
 
 mod blobs;
 mod blocks;
 mod containers;
 mod garbage;
+mod inline;
 mod lease_columns;
 mod listing;
+mod pool;
 mod schema;
 mod service;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use crate::Result;
 
@@ -26,66 +29,91 @@ pub(crate) use blobs::{BlobRow, ExtentRef, NewBlob};
 pub(crate) use containers::{ContainerRow, NewContainer};
 pub(crate) use listing::{BlobCursor, BlobListQuery};
 
+/// Read connections of a database file: enough for the reads of a busy
+/// server to overlap the writer's fsync on two cores.
+const READERS: usize = 4;
+
 /// A handle on the metadata database; cheap to clone.
 #[derive(Clone, Debug)]
 pub(crate) struct Db {
-    conn: Arc<Mutex<Connection>>,
+    pool: Arc<pool::Pool>,
 }
 
 impl Db {
     /// Opens (creating if needed) the database file at `path`, or an
     /// in-memory database when `path` is `None`.
     pub(crate) fn open(path: Option<&Path>) -> Result<Db> {
-        let conn = match path {
+        let writer = match path {
             Some(p) => Connection::open(p)?,
             None => Connection::open_in_memory()?,
         };
         // WAL lets readers proceed while a writer commits; FULL makes every
         // commit durable before it returns (DESIGN.md, write order step 2).
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        schema::migrate(&conn)?;
+        writer.pragma_update(None, "journal_mode", "WAL")?;
+        writer.pragma_update(None, "synchronous", "FULL")?;
+        writer.pragma_update(None, "foreign_keys", "ON")?;
+        stable_plans(&writer)?;
+        schema::migrate(&writer)?;
+        let mut readers = Vec::new();
+        if let Some(p) = path {
+            for _ in 0..READERS {
+                let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI;
+                let reader = Connection::open_with_flags(p, flags)?;
+                reader.pragma_update(None, "query_only", "ON")?;
+                stable_plans(&reader)?;
+                readers.push(reader);
+            }
+        }
         Ok(Db {
-            conn: Arc::new(Mutex::new(conn)),
+            pool: Arc::new(pool::Pool::new(writer, readers)?),
         })
     }
 
-    /// Runs `f` with the connection on the blocking pool.
+    /// Runs `f` on a read connection, in one read transaction, on the
+    /// blocking pool.
     pub(crate) async fn call<F, T>(&self, f: F) -> Result<T>
     where
-        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn.lock().unwrap_or_else(|e| e.into_inner());
-            f(&mut guard)
-        })
-        .await?
+        let pool = Arc::clone(&self.pool);
+        tokio::task::spawn_blocking(move || pool.read(f)).await?
     }
 
-    /// Runs `f` inside one IMMEDIATE transaction (the write lock is taken at
-    /// the start, so the rows `f` reads cannot change before it writes) and
-    /// commits when it returns `Ok`.
+    /// Runs `f` inside an IMMEDIATE transaction (the write lock is held from
+    /// its start, so the rows `f` reads cannot change before it writes) and
+    /// answers once that transaction is committed. `f` runs on the writer
+    /// thread and must not block on anything but the database.
     pub(crate) async fn write<F, T>(&self, f: F) -> Result<T>
     where
         F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.call(move |conn| {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let out = f(&tx)?;
-            tx.commit()?;
-            Ok(out)
-        })
-        .await
+        self.pool
+            .write(f)
+            .await
+            .unwrap_or_else(|_| Err(crate::Error::Internal("the metadata writer stopped".into())))
     }
+}
+
+/// Plans that do not depend on bound values: otherwise SQLite marks a
+/// statement whose plan used a parameter's value as expired whenever that
+/// parameter is bound again, and re-prepares it on its next step (the
+/// parser showed up in profiles of delimited listings).
+fn stable_plans(conn: &Connection) -> Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    Ok(())
 }
 
 pub(crate) use blobs::*;
 pub(crate) use blocks::*;
 pub(crate) use containers::*;
 pub(crate) use garbage::*;
+pub(crate) use inline::*;
 pub(crate) use listing::*;
 pub(crate) use service::*;

@@ -6,18 +6,39 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
+/// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
+/// in its own transaction.
 pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    if version == SCHEMA_VERSION {
-        return Ok(());
-    }
     if version > SCHEMA_VERSION {
         return Err(crate::Error::Corrupt(format!(
             "database schema version {version} is newer than this server ({SCHEMA_VERSION})"
         )));
     }
+    if version < 1 {
+        create_v1(conn)?;
+    }
+    if version < 2 {
+        conn.execute_batch(V2)?;
+    }
+    Ok(())
+}
+
+/// Version 2: small extents (up to `extents::INLINE_MAX`) live in the
+/// database, written in the transaction that references them.
+const V2: &str = "
+    BEGIN;
+    CREATE TABLE inline_extents (
+        extent TEXT PRIMARY KEY,
+        data BLOB NOT NULL
+    );
+    PRAGMA user_version = 2;
+    COMMIT;
+";
+
+fn create_v1(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "
         BEGIN;

@@ -9,6 +9,7 @@ use stowage_leases::LeaseId;
 use super::Store;
 use super::blobs::{lease_after_write, require_committed};
 use crate::conditions::{self, AppendConditions, ConditionKind, Conditions, Current};
+use crate::extents::WrittenExtent;
 use crate::meta::{self, BlobRow, ExtentRef};
 use crate::{BlobName, BlobType, ContainerName, Error, Result, Versioned};
 
@@ -100,6 +101,7 @@ impl Store {
         let written = self.inner.extents.write(body, input.content_length).await?;
         let store = self.clone();
         let id = written.id.clone();
+        let inline = written.inline.clone();
         let md5 = written.md5;
         let result = self
             .inner
@@ -110,6 +112,7 @@ impl Store {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let mut row = require_committed(tx, cid, &input.blob, None)?;
                 check_append(&mut row, &input, now)?;
+                WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;
                 let offset = row.size;
                 meta::append_extent(
                     tx,

@@ -6,9 +6,11 @@ use bytes::Bytes;
 use futures::Stream;
 use stowage_leases::{Access, CheckOutcome, LeaseId, LeaseRecord, Resource};
 
+use super::body;
 use super::body::BlobBody;
 use super::{Store, blob_properties};
 use crate::conditions::{self, ConditionKind, Conditions, Current};
+use crate::extents::WrittenExtent;
 use crate::meta::{self, BlobRow, ExtentRef, NewBlob};
 use crate::{
     BlobName, BlobProperties, BlobType, ByteRange, ContainerName, ContentProperties, Error,
@@ -220,7 +222,7 @@ impl Store {
     async fn commit_put(
         &self,
         input: PutBlobInput,
-        written: &crate::extents::WrittenExtent,
+        written: &WrittenExtent,
     ) -> Result<PutBlobOutput> {
         crate::extents::check_md5(input.transactional_md5, written.md5)?;
         let now = self.now();
@@ -236,12 +238,14 @@ impl Store {
             })
             .collect();
         let size = written.len;
+        let (id, inline) = (written.id.clone(), written.inline.clone());
         self.inner
             .db
             .write(move |tx| {
                 let container_id =
                     meta::container_id(tx, &input.account, input.container.as_str())?;
                 let (existing, lease) = check_put(tx, container_id, &input, now)?;
+                WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;
                 let version = Versioned {
                     etag: store.inner.etags.next(now),
                     last_modified: now,
@@ -292,7 +296,7 @@ impl Store {
     pub async fn get_blob(&self, input: GetBlobInput) -> Result<GetBlobOutput> {
         let now = self.now();
         let pins = self.inner.pins.clone();
-        let (row, parts, range, guard) = self
+        let (row, pieces, range, guard) = self
             .inner
             .db
             .call(move |conn| {
@@ -304,16 +308,24 @@ impl Store {
                     ),
                     None => None,
                 };
+                let span = range.clone().unwrap_or(0..row.size);
+                if span.is_empty() {
+                    return Ok((row, None, range, None));
+                }
                 let parts = meta::blob_extents(conn, row.id)?;
                 let guard = pins.pin(parts.iter().map(|p| p.extent.clone()).collect());
-                Ok((row, parts, range, guard))
+                let pieces = body::pieces(conn, &parts, &span)?;
+                Ok((row, Some(pieces), range, Some(guard)))
             })
             .await?;
-        let span = range.clone().unwrap_or(0..row.size);
-        let body = if span.is_empty() {
-            BlobBody::empty()
-        } else {
-            BlobBody::new(self.inner.extents.clone(), parts, span, guard)
+        let body = match (pieces, guard) {
+            (Some(pieces), Some(guard)) => BlobBody::new(
+                self.inner.extents.clone(),
+                self.inner.db.clone(),
+                pieces,
+                guard,
+            ),
+            _ => BlobBody::empty(),
         };
         Ok(GetBlobOutput {
             properties: blob_properties(row, now),

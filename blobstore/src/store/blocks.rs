@@ -11,6 +11,7 @@ use stowage_leases::{LeaseId, LeaseRecord};
 use super::Store;
 use super::blobs::lease_after_write;
 use crate::conditions::{self, ConditionKind, Conditions, Current};
+use crate::extents::WrittenExtent;
 use crate::meta::{self, BlobRow, BlockRow, ExtentRef, NewBlob};
 use crate::{
     BlobName, BlobType, ContainerName, ContentProperties, Error, Metadata, Result, Versioned,
@@ -183,6 +184,7 @@ impl Store {
         let written = self.inner.extents.write(body, input.content_length).await?;
         let md5 = written.md5;
         let extent = written.id.clone().unwrap_or_default();
+        let inline = written.inline.clone();
         let store = self.clone();
         let result = self
             .inner
@@ -230,6 +232,7 @@ impl Store {
                         },
                     )?,
                 };
+                WrittenExtent::store_inline(Some(&extent), inline.as_ref(), tx)?;
                 let block = BlockRow {
                     block_id: input.block_id.as_str().to_owned(),
                     extent,

@@ -9,9 +9,58 @@ use bytes::Bytes;
 use futures::stream::{BoxStream, Stream, StreamExt};
 
 use crate::Result;
-use crate::extents::Extents;
-use crate::meta::ExtentRef;
+use crate::extents::{self, Extents};
+use crate::meta::{self, Db, ExtentRef};
 use crate::pins::PinGuard;
+
+/// Inline bytes a read loads in the transaction that resolved the blob;
+/// past this they are loaded piece by piece while streaming (a blob made of
+/// many small blocks must not be read into memory at once).
+const PRELOAD_INLINE: u64 = 1024 * 1024;
+
+/// One stretch of the body.
+#[derive(Debug)]
+pub(crate) enum Piece {
+    /// A range of an object-store extent.
+    Object(String, Range<u64>),
+    /// A range of an inline extent, loaded when it is reached.
+    Inline(String, Range<u64>),
+    /// Bytes already loaded.
+    Loaded(Bytes),
+}
+
+/// The pieces that cover `range` of the content made of `parts` (in
+/// order). Inline pieces are loaded from `conn` while their total stays
+/// within [`PRELOAD_INLINE`]; call it in the read that listed `parts`.
+pub(crate) fn pieces(
+    conn: &rusqlite::Connection,
+    parts: &[ExtentRef],
+    range: &Range<u64>,
+) -> Result<Vec<Piece>> {
+    let mut out = Vec::new();
+    let mut offset = 0u64;
+    let mut preloaded = 0u64;
+    for part in parts {
+        let (start, end) = (offset, offset + part.len);
+        offset = end;
+        // Empty committed blocks have no bytes to read.
+        if part.len == 0 || end <= range.start || start >= range.end {
+            continue;
+        }
+        let from = range.start.max(start) - start;
+        let to = range.end.min(end) - start;
+        if !extents::is_inline(&part.extent) {
+            out.push(Piece::Object(part.extent.clone(), from..to));
+        } else if preloaded + part.len <= PRELOAD_INLINE {
+            preloaded += part.len;
+            let data = meta::inline_data(conn, &part.extent)?;
+            out.push(Piece::Loaded(data.slice(from as usize..to as usize)));
+        } else {
+            out.push(Piece::Inline(part.extent.clone(), from..to));
+        }
+    }
+    Ok(out)
+}
 
 /// A stream of the bytes of one blob version (or a range of it).
 pub struct BlobBody {
@@ -26,31 +75,24 @@ impl std::fmt::Debug for BlobBody {
 }
 
 impl BlobBody {
-    /// Streams `range` of the content made of `extents` (in order).
-    pub(crate) fn new(
-        extents: Extents,
-        parts: Vec<ExtentRef>,
-        range: Range<u64>,
-        pins: PinGuard,
-    ) -> BlobBody {
-        // The (extent, range within it) pieces that cover `range`.
-        let mut pieces = Vec::new();
-        let mut offset = 0u64;
-        for part in parts {
-            let (start, end) = (offset, offset + part.len);
-            offset = end;
-            // Empty committed blocks have no object to read.
-            if part.len == 0 || end <= range.start || start >= range.end {
-                continue;
-            }
-            let from = range.start.max(start) - start;
-            let to = range.end.min(end) - start;
-            pieces.push((part.extent, from..to));
-        }
+    /// Streams `pieces`, holding `pins` (the extents they read) until dropped.
+    pub(crate) fn new(extents: Extents, db: Db, pieces: Vec<Piece>, pins: PinGuard) -> BlobBody {
         let inner = futures::stream::iter(pieces)
-            .then(move |(id, r)| {
-                let extents = extents.clone();
-                async move { extents.read(&id, r).await }
+            .then(move |piece| {
+                let (extents, db) = (extents.clone(), db.clone());
+                async move {
+                    match piece {
+                        Piece::Object(id, r) => extents.read(&id, r).await,
+                        Piece::Inline(id, r) => {
+                            let data = db.call(move |conn| meta::inline_data(conn, &id)).await?;
+                            let piece = data.slice(r.start as usize..r.end as usize);
+                            Ok(futures::stream::once(async move { Ok(piece) }).boxed())
+                        }
+                        Piece::Loaded(data) => {
+                            Ok(futures::stream::once(async move { Ok(data) }).boxed())
+                        }
+                    }
+                }
             })
             .map(|r| match r {
                 Ok(s) => s,

@@ -115,7 +115,7 @@ impl Store {
                 None,
             ),
         };
-        let highest = db.call(|conn| meta::highest_etag(conn)).await?;
+        let highest = db.call(meta::highest_etag).await?;
         let store = Store {
             inner: Arc::new(Inner {
                 db,

@@ -5,8 +5,6 @@
 //! block ids, staging and committing, listing, XML picking and counting the
 //! extent files on disk.
 
-use std::path::PathBuf;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use md5::{Digest, Md5};
@@ -153,33 +151,14 @@ pub(super) fn blob_entries(xml: &str) -> Vec<(String, Option<String>, String)> {
         .collect()
 }
 
-/// Every file under the extent directory (`data/objects/extents/<2 hex>/`).
-pub(super) fn extent_files(server: &TestServer) -> Vec<PathBuf> {
-    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries {
-            let path = entry.expect("directory entry").path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&server.data_dir().join("objects").join("extents"), &mut out);
-    out.sort();
-    out
+/// The ids of every extent of the store, files and inline ones, sorted.
+pub(super) fn extent_files(server: &TestServer) -> Vec<String> {
+    server.extents().into_iter().map(|(id, _)| id).collect()
 }
 
-/// Total bytes of the extent files.
+/// Total bytes of the extents.
 pub(super) fn extent_bytes(server: &TestServer) -> u64 {
-    extent_files(server)
-        .iter()
-        .map(|p| std::fs::metadata(p).expect("extent metadata").len())
-        .sum()
+    server.extents().iter().map(|(_, len)| len).sum()
 }
 
 /// Acquires a lease of `duration` seconds (-1: infinite) with id `id` on the

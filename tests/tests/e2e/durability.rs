@@ -6,32 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::blocks::extent_files;
 use futures::StreamExt;
 use stowage_blobstore::Clock as _;
 use stowage_tests::{ACCOUNT, KEY, TestServer, shared_key_signature, string_to_sign, unique};
-
-/// The extent files under the data directory (staging files excluded).
-fn extent_files(server: &TestServer) -> Vec<PathBuf> {
-    let root = server.data_dir().join("objects/extents");
-    let mut files = Vec::new();
-    let Ok(fanout) = std::fs::read_dir(&root) else {
-        return files;
-    };
-    for dir in fanout {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for file in std::fs::read_dir(&dir).unwrap() {
-            let path = file.unwrap().path();
-            if !path.to_string_lossy().contains('#') {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
 
 fn etag_value(etag: &str) -> u64 {
     let hex = etag
