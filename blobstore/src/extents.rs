@@ -66,6 +66,14 @@ impl WrittenExtent {
     }
 }
 
+/// Whether a write should check its conditions and lease before reading a
+/// body of `len` bytes. A refused large body is not worth receiving and
+/// storing; a small one costs less to read than the extra database call,
+/// and the commit checks again anyway, in the same order.
+pub(crate) fn worth_a_precheck(len: u64) -> bool {
+    len > INLINE_MAX
+}
+
 /// True for the id of an extent whose bytes live in the metadata database.
 pub(crate) fn is_inline(id: &str) -> bool {
     id.starts_with(INLINE_PREFIX)

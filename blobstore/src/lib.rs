@@ -10,7 +10,11 @@
 //! into a new extent first; then one metadata transaction checks conditions
 //! and the lease against the current row and swaps the new version in; then
 //! the caller replies. A crash before the transaction leaves an unreferenced
-//! extent that the start-up sweep removes.
+//! extent that the start-up sweep removes. Bodies up to 64 KiB skip the
+//! object store: their bytes are written by that same transaction (inline
+//! extents), so they are committed or absent with it. Transactions are
+//! committed in groups by one writer thread (one fsync per group); no caller
+//! hears of success before its group is on disk.
 //!
 //! ```no_run
 //! # async fn demo() -> stowage_blobstore::Result<()> {

@@ -199,3 +199,32 @@ async fn concurrent_writes_commit_together_and_fail_alone() {
         );
     }
 }
+
+/// A small body is read before its conditions are checked, yet the answer
+/// keeps the order of the checks: a failed condition wins over a wrong
+/// MD5, and a refused write stores nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conditions_are_answered_before_a_small_body_md5() {
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let store = Store::open(StoreConfig::in_memory(), clock).await.unwrap();
+    create_container(&store, "inl-order").await;
+    put(&store, "inl-order", "b", b"original").await;
+    let mut input = put_input("inl-order", "b", 4);
+    input.transactional_md5 = Some([0; 16]);
+    input.conditions.if_none_match = Some(stowage_blobstore::EtagMatch::Any);
+    let err = store
+        .put_blob(input.clone(), body(b"next"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, stowage_blobstore::Error::Condition(_)),
+        "{err:?}"
+    );
+    input.conditions = stowage_blobstore::Conditions::default();
+    let err = store.put_blob(input, body(b"next")).await.unwrap_err();
+    assert!(
+        matches!(err, stowage_blobstore::Error::Md5Mismatch { .. }),
+        "{err:?}"
+    );
+    assert_eq!(get(&store, "inl-order", "b").await, b"original");
+}

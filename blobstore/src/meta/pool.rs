@@ -130,11 +130,10 @@ impl Pool {
     where
         F: FnOnce(&Connection) -> Result<T>,
     {
-        let mut conn = self.reader();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
-        let out = f(&tx);
-        // Nothing to keep: a read transaction only ends.
-        tx.finish()?;
+        let conn = self.reader();
+        let snapshot = ReadTransaction::begin(&conn)?;
+        let out = f(&conn);
+        snapshot.end()?;
         out
     }
 
@@ -150,6 +149,37 @@ impl Pool {
             job.abandon("the metadata writer has stopped");
         }
         answer
+    }
+}
+
+/// A read transaction on a read connection, with cached BEGIN and COMMIT
+/// statements (`Connection::transaction` parses both on every call). Ended
+/// on drop too, so a read that panics does not leave its connection inside
+/// a transaction.
+struct ReadTransaction<'c> {
+    conn: &'c Connection,
+    open: bool,
+}
+
+impl<'c> ReadTransaction<'c> {
+    fn begin(conn: &'c Connection) -> Result<ReadTransaction<'c>> {
+        conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+        Ok(ReadTransaction { conn, open: true })
+    }
+
+    fn end(mut self) -> Result<()> {
+        self.open = false;
+        // Nothing to keep: a read transaction only ends.
+        self.conn.prepare_cached("COMMIT")?.execute([])?;
+        Ok(())
+    }
+}
+
+impl Drop for ReadTransaction<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
     }
 }
 
@@ -277,6 +307,12 @@ mod tests {
         let pool = pool(dir.path());
         let refused = pool.read(|c| Ok(c.execute("INSERT INTO t (v) VALUES (1)", [])?));
         assert!(refused.is_err());
+        assert_eq!(count(&pool), 0);
+        // A read that panics leaves its connection usable.
+        let panicked = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.read(|_| -> Result<()> { panic!("a bug in one read") })
+        }));
+        assert!(panicked.is_err());
         assert_eq!(count(&pool), 0);
     }
 }

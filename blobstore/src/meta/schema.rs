@@ -27,13 +27,16 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
 }
 
 /// Version 2: small extents (up to `extents::INLINE_MAX`) live in the
-/// database, written in the transaction that references them.
+/// database, written in the transaction that references them; blobs are
+/// indexed by ETag.
 const V2: &str = "
     BEGIN;
     CREATE TABLE inline_extents (
         extent TEXT PRIMARY KEY,
         data BLOB NOT NULL
     );
+    -- The highest ETag, read at start-up, without scanning every blob.
+    CREATE INDEX blobs_by_etag ON blobs(etag);
     PRAGMA user_version = 2;
     COMMIT;
 ";

@@ -89,15 +89,17 @@ impl Store {
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
         let now = self.now();
-        let pre = input.clone();
-        self.inner
-            .db
-            .call(move |conn| {
-                let cid = meta::container_id(conn, &pre.account, pre.container.as_str())?;
-                let mut row = require_committed(conn, cid, &pre.blob, None)?;
-                check_append(&mut row, &pre, now)
-            })
-            .await?;
+        if crate::extents::worth_a_precheck(input.content_length) {
+            let pre = input.clone();
+            self.inner
+                .db
+                .call(move |conn| {
+                    let cid = meta::container_id(conn, &pre.account, pre.container.as_str())?;
+                    let mut row = require_committed(conn, cid, &pre.blob, None)?;
+                    check_append(&mut row, &pre, now)
+                })
+                .await?;
+        }
         let written = self.inner.extents.write(body, input.content_length).await?;
         let store = self.clone();
         let id = written.id.clone();
@@ -107,11 +109,11 @@ impl Store {
             .inner
             .db
             .write(move |tx| {
-                crate::extents::check_md5(input.transactional_md5, md5)?;
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let mut row = require_committed(tx, cid, &input.blob, None)?;
                 check_append(&mut row, &input, now)?;
+                crate::extents::check_md5(input.transactional_md5, md5)?;
                 WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;
                 let offset = row.size;
                 meta::append_extent(

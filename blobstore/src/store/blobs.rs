@@ -194,7 +194,12 @@ impl Store {
     {
         // Fail before reading the body when the answer is already known
         // (spec/10-operations.md §0: checks 3–7 come before body checks).
-        self.precheck_put(&input).await?;
+        // A small body is read first: the commit makes the same checks in
+        // the same order, and one database call fewer is a third of a small
+        // write's cost.
+        if crate::extents::worth_a_precheck(input.content_length) {
+            self.precheck_put(&input).await?;
+        }
         let written = self.inner.extents.write(body, input.content_length).await?;
         let result = self.commit_put(input, &written).await;
         if result.is_err()
@@ -224,7 +229,6 @@ impl Store {
         input: PutBlobInput,
         written: &WrittenExtent,
     ) -> Result<PutBlobOutput> {
-        crate::extents::check_md5(input.transactional_md5, written.md5)?;
         let now = self.now();
         let store = self.clone();
         let body_md5 = written.md5;
@@ -245,6 +249,7 @@ impl Store {
                 let container_id =
                     meta::container_id(tx, &input.account, input.container.as_str())?;
                 let (existing, lease) = check_put(tx, container_id, &input, now)?;
+                crate::extents::check_md5(input.transactional_md5, body_md5)?;
                 WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;
                 let version = Versioned {
                     etag: store.inner.etags.next(now),

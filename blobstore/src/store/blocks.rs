@@ -172,15 +172,17 @@ impl Store {
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
         let now = self.now();
-        let pre = input.clone();
-        self.inner
-            .db
-            .call(move |conn| {
-                let cid = meta::container_id(conn, &pre.account, pre.container.as_str())?;
-                let row = meta::get_blob(conn, cid, pre.blob.as_str(), None)?;
-                check_put_block(row.as_ref(), pre.lease_id.as_ref(), now).map(|_| ())
-            })
-            .await?;
+        if crate::extents::worth_a_precheck(input.content_length) {
+            let pre = input.clone();
+            self.inner
+                .db
+                .call(move |conn| {
+                    let cid = meta::container_id(conn, &pre.account, pre.container.as_str())?;
+                    let row = meta::get_blob(conn, cid, pre.blob.as_str(), None)?;
+                    check_put_block(row.as_ref(), pre.lease_id.as_ref(), now).map(|_| ())
+                })
+                .await?;
+        }
         let written = self.inner.extents.write(body, input.content_length).await?;
         let md5 = written.md5;
         let extent = written.id.clone().unwrap_or_default();
@@ -190,10 +192,10 @@ impl Store {
             .inner
             .db
             .write(move |tx| {
-                crate::extents::check_md5(input.transactional_md5, md5)?;
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
                 let lease = check_put_block(row.as_ref(), input.lease_id.as_ref(), now)?;
+                crate::extents::check_md5(input.transactional_md5, md5)?;
                 let blob_id = match row {
                     Some(mut r) => {
                         check_block_id_length(tx, r.id, &input.block_id)?;
