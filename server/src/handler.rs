@@ -156,11 +156,12 @@ async fn process(
     state: Arc<AppState>,
     meta_names: Option<Vec<String>>,
 ) -> (Result<HttpResponse, ApiError>, String) {
+    // Read as bytes: a value that is not visible ASCII is a malformed
+    // version to refuse, not an absent one.
     let requested = req
         .headers()
         .get("x-ms-version")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     // A SAS request without x-ms-version is processed with its api-version,
     // else its signed version (spec/00-overview.md §2).
     let sas_version = || {
