@@ -1,12 +1,27 @@
 //! Building responses: the headers that many operations share.
 
-use actix_web::HttpResponseBuilder;
+use actix_web::body::SizedStream;
+use actix_web::{HttpResponse, HttpResponseBuilder};
 use base64::Engine as _;
 use stowage_blobstore::{
     BlobProperties, BlobType, LeaseProperties, LeaseState, Metadata, Versioned,
 };
 
 use crate::http_dates::http_date;
+use crate::xml::Document;
+
+/// Finishes `b` with an XML document as its body. A listing page can be
+/// megabytes; it goes out piece by piece (actix copies each piece into its
+/// write buffer as it takes it), never as one more copy of the whole page.
+pub(crate) fn xml_document(b: &mut HttpResponseBuilder, doc: Document) -> HttpResponse {
+    let len = doc.len() as u64;
+    let pieces = doc
+        .into_pieces()
+        .into_iter()
+        .map(Ok::<_, std::convert::Infallible>);
+    b.content_type("application/xml")
+        .body(SizedStream::new(len, futures::stream::iter(pieces)))
+}
 
 /// `ETag` (quoted) and `Last-Modified`.
 pub(crate) fn version(b: &mut HttpResponseBuilder, v: &Versioned) {

@@ -87,67 +87,102 @@ impl Framer {
         sink: &mut dyn FnMut(Piece<'_>) -> Option<Framing>,
     ) {
         while !input.is_empty() {
-            match &mut self.state {
-                State::Head(buf) => {
-                    let before = buf.len();
+            let (used, _) = self.step(input, sink);
+            input = &input[used..];
+        }
+    }
+
+    /// Like [`Framer::feed`], but stops just after the first complete head;
+    /// returns how many bytes of `input` it took. A writer hands what
+    /// follows a head to the socket itself instead of through `sink`.
+    pub(crate) fn feed_through_head(
+        &mut self,
+        input: &[u8],
+        sink: &mut dyn FnMut(Piece<'_>) -> Option<Framing>,
+    ) -> usize {
+        let mut used = 0;
+        while used < input.len() {
+            let (n, head) = self.step(&input[used..], sink);
+            used += n;
+            if head {
+                break;
+            }
+        }
+        used
+    }
+
+    /// One step over a non-empty `input`: bytes taken, and whether a head
+    /// was completed.
+    fn step(
+        &mut self,
+        input: &[u8],
+        sink: &mut dyn FnMut(Piece<'_>) -> Option<Framing>,
+    ) -> (usize, bool) {
+        match &mut self.state {
+            State::Head(buf) => {
+                // Only the head's own bytes are copied: a body that arrives
+                // in the same buffer is not.
+                let Some(end) = head_end(buf, input) else {
                     buf.extend_from_slice(input);
-                    // Search from 3 bytes back, in case CRLFCRLF spans two feeds.
-                    let from = before.saturating_sub(3);
-                    match find(&buf[from..], b"\r\n\r\n") {
-                        Some(i) => {
-                            let end = from + i + 4;
-                            let consumed = end - before;
-                            let head = std::mem::take(buf);
-                            input = &input[consumed..];
-                            self.state = match sink(Piece::Head(&head[..end])) {
-                                Some(Framing::Length(n)) => State::Length(n),
-                                Some(Framing::Chunked) => State::Chunked(Chunk::Size {
-                                    size: None,
-                                    ext: false,
-                                }),
-                                Some(Framing::UntilClose) | None => State::Opaque,
-                            };
-                            if let State::Length(0) = self.state {
-                                self.state = State::Head(Vec::new());
-                            }
-                        }
-                        None => {
-                            if buf.len() > MAX_HEAD {
-                                let all = std::mem::take(buf);
-                                self.state = State::Opaque;
-                                sink(Piece::Body(&all));
-                            }
-                            return;
-                        }
+                    if buf.len() > MAX_HEAD {
+                        let all = std::mem::take(buf);
+                        self.state = State::Opaque;
+                        sink(Piece::Body(&all));
                     }
+                    return (input.len(), false);
+                };
+                buf.extend_from_slice(&input[..end]);
+                let head = std::mem::take(buf);
+                self.state = match sink(Piece::Head(&head)) {
+                    Some(Framing::Length(0)) => State::Head(Vec::new()),
+                    Some(Framing::Length(n)) => State::Length(n),
+                    Some(Framing::Chunked) => State::Chunked(Chunk::Size {
+                        size: None,
+                        ext: false,
+                    }),
+                    Some(Framing::UntilClose) | None => State::Opaque,
+                };
+                (end, true)
+            }
+            State::Length(n) => {
+                let take = (*n).min(input.len() as u64) as usize;
+                *n -= take as u64;
+                let done = *n == 0;
+                sink(Piece::Body(&input[..take]));
+                if done {
+                    self.state = State::Head(Vec::new());
                 }
-                State::Length(n) => {
-                    let take = (*n).min(input.len() as u64) as usize;
-                    *n -= take as u64;
-                    let done = *n == 0;
-                    sink(Piece::Body(&input[..take]));
-                    input = &input[take..];
-                    if done {
-                        self.state = State::Head(Vec::new());
-                    }
-                }
-                State::Chunked(chunk) => {
-                    let (used, next) = step_chunk(*chunk, input);
-                    sink(Piece::Body(&input[..used]));
-                    input = &input[used..];
-                    self.state = match next {
-                        Some(c) => State::Chunked(c),
-                        None if used == 0 => State::Opaque,
-                        None => State::Head(Vec::new()),
-                    };
-                }
-                State::Opaque => {
-                    sink(Piece::Body(input));
-                    return;
-                }
+                (take, false)
+            }
+            State::Chunked(chunk) => {
+                let (used, next) = step_chunk(*chunk, input);
+                sink(Piece::Body(&input[..used]));
+                self.state = match next {
+                    Some(c) => State::Chunked(c),
+                    None if used == 0 => State::Opaque,
+                    None => State::Head(Vec::new()),
+                };
+                (used, false)
+            }
+            State::Opaque => {
+                sink(Piece::Body(input));
+                (input.len(), false)
             }
         }
     }
+}
+
+/// Where the head that `kept` begins ends in `input`: the index just past
+/// its blank line, which may start in `kept` (split across two feeds).
+fn head_end(kept: &[u8], input: &[u8]) -> Option<usize> {
+    const END: &[u8] = b"\r\n\r\n";
+    // The longest overlap ends earliest in `input`.
+    for k in (1..END.len()).rev() {
+        if kept.ends_with(&END[..k]) && input.starts_with(&END[k..]) {
+            return Some(END.len() - k);
+        }
+    }
+    find(input, END).map(|i| i + END.len())
 }
 
 /// Advances the chunked-body state over `input`. Returns bytes used and the
@@ -279,6 +314,30 @@ mod tests {
                 "step {step}"
             );
             assert!(!opaque);
+        }
+    }
+
+    #[test]
+    fn feed_through_head_takes_the_head_and_leaves_the_body() {
+        let stream = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        let head_len = stream.len() - 5;
+        for split in 1..head_len {
+            let mut f = Framer::new();
+            let mut heads = 0;
+            let mut sink = |p: Piece<'_>| match p {
+                Piece::Head(h) => {
+                    assert_eq!(h, &stream[..head_len]);
+                    heads += 1;
+                    Some(Framing::Length(5))
+                }
+                Piece::Body(_) => panic!("no body goes through the sink"),
+            };
+            let first = f.feed_through_head(&stream[..split], &mut sink);
+            assert_eq!(first, split);
+            let second = f.feed_through_head(&stream[split..], &mut sink);
+            assert_eq!(split + second, head_len, "split at {split}");
+            assert_eq!(heads, 1);
+            assert_eq!(f.body_remaining(), Some(5));
         }
     }
 

@@ -133,41 +133,46 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for CaseIo<T> {
             this.writer.feed(&buf[..written], &mut |_| None);
             return Poll::Ready(Ok(written));
         }
+        // Up to the end of the next head only: the body after it comes back
+        // in the next call and goes straight to the socket, instead of
+        // being copied here (a listing page is megabytes).
         let (conn, out) = (&this.conn, &mut this.out);
-        this.writer.feed(buf, &mut |piece| match piece {
-            Piece::Head(head) => {
-                let was_head = {
-                    let q = conn.lock();
-                    q.heads.front().copied()
-                };
-                let rewritten = match was_head {
-                    Some(h) => rewrite_response_head(head, h),
-                    // No record of the request: stop rewriting for good.
-                    None => None,
-                };
-                match rewritten {
-                    Some(r) => {
-                        if r.is_final {
-                            conn.lock().heads.pop_front();
+        let taken = this
+            .writer
+            .feed_through_head(buf, &mut |piece| match piece {
+                Piece::Head(head) => {
+                    let was_head = {
+                        let q = conn.lock();
+                        q.heads.front().copied()
+                    };
+                    let rewritten = match was_head {
+                        Some(h) => rewrite_response_head(head, h),
+                        // No record of the request: stop rewriting for good.
+                        None => None,
+                    };
+                    match rewritten {
+                        Some(r) => {
+                            if r.is_final {
+                                conn.lock().heads.pop_front();
+                            }
+                            out.extend_from_slice(&r.bytes);
+                            Some(r.framing)
                         }
-                        out.extend_from_slice(&r.bytes);
-                        Some(r.framing)
-                    }
-                    None => {
-                        out.extend_from_slice(head);
-                        None
+                        None => {
+                            out.extend_from_slice(head);
+                            None
+                        }
                     }
                 }
-            }
-            Piece::Body(body) => {
-                out.extend_from_slice(body);
-                None
-            }
-        });
-        // The bytes are ours now; write what the socket takes.
+                Piece::Body(body) => {
+                    out.extend_from_slice(body);
+                    None
+                }
+            });
+        // The bytes taken are ours now; write what the socket takes.
         match this.poll_drain(cx) {
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            _ => Poll::Ready(Ok(buf.len())),
+            _ => Poll::Ready(Ok(taken)),
         }
     }
 

@@ -137,6 +137,5 @@ pub(crate) async fn get_block_list(ctx: &RequestContext) -> Result<HttpResponse,
         response::version(&mut b, v);
     }
     b.insert_header(("x-ms-blob-content-length", out.size.to_string()));
-    Ok(b.content_type("application/xml")
-        .body(xml::block_list(&out)))
+    Ok(response::xml_document(&mut b, xml::block_list(&out)))
 }

@@ -162,9 +162,7 @@ pub(crate) async fn list_blobs(ctx: &RequestContext) -> Result<HttpResponse, Api
             copy: has("copy"),
         },
     );
-    Ok(HttpResponse::Ok()
-        .content_type("application/xml")
-        .body(body))
+    Ok(response::xml_document(&mut HttpResponse::Ok(), body))
 }
 
 pub(crate) async fn get_container_acl(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {

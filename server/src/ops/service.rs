@@ -7,7 +7,7 @@ use stowage_blobstore::ListContainersInput;
 use super::params;
 use crate::error::ApiError;
 use crate::request::RequestContext;
-use crate::xml;
+use crate::{response, xml};
 
 /// Largest XML request body accepted (Set Blob Service Properties).
 const MAX_XML_BODY: usize = 64 * 1024;
@@ -30,9 +30,7 @@ pub(crate) async fn list_containers(ctx: &RequestContext) -> Result<HttpResponse
         delimiter: None,
     };
     let body = xml::list_containers(&echo, &out, include.iter().any(|i| i == "metadata"));
-    Ok(HttpResponse::Ok()
-        .content_type("application/xml")
-        .body(body))
+    Ok(response::xml_document(&mut HttpResponse::Ok(), body))
 }
 
 /// Collects an XML request body of at most `max` bytes; a longer one is

@@ -5,8 +5,8 @@ use quick_xml::Reader;
 use quick_xml::events::Event;
 use stowage_blobstore::{BlockId, BlockListKind, GetBlockListOutput, MAX_COMMITTED_BLOCKS};
 
-use super::XmlWriter;
 use super::text::{push_text, reference};
+use super::{Document, XmlWriter};
 use crate::error::ApiError;
 
 /// Parses a Put Block List body: `<BlockList>` with `Committed`,
@@ -91,7 +91,7 @@ fn invalid_list() -> ApiError {
 }
 
 /// The Get Block List document.
-pub(crate) fn block_list(out: &GetBlockListOutput) -> String {
+pub(crate) fn block_list(out: &GetBlockListOutput) -> Document {
     let mut w = XmlWriter::new();
     w.open("BlockList");
     for (tag, list) in [
@@ -113,7 +113,7 @@ pub(crate) fn block_list(out: &GetBlockListOutput) -> String {
         w.close(tag);
     }
     w.close("BlockList");
-    w.finish()
+    w.finish_document()
 }
 
 #[cfg(test)]
@@ -208,7 +208,7 @@ mod tests {
             size: 4_194_304,
         };
         assert_eq!(
-            block_list(&out),
+            block_list(&out).text(),
             "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList><CommittedBlocks><Block>\
              <Name>QUFBQUE=</Name><Size>4194304</Size></Block></CommittedBlocks>\
              <UncommittedBlocks /></BlockList>"

@@ -7,7 +7,7 @@ use stowage_blobstore::{
     ListContainersOutput, Metadata,
 };
 
-use super::XmlWriter;
+use super::{Document, XmlWriter};
 use crate::http_dates::http_date;
 
 /// The request parameters a listing echoes, as sent.
@@ -51,7 +51,7 @@ pub(crate) fn list_containers(
     e: &Echo<'_>,
     out: &ListContainersOutput,
     include_metadata: bool,
-) -> String {
+) -> Document {
     let mut w = XmlWriter::new();
     w.open_with(
         "EnumerationResults",
@@ -74,7 +74,7 @@ pub(crate) fn list_containers(
         .unwrap_or_default();
     w.element("NextMarker", &next);
     w.close("EnumerationResults");
-    w.finish()
+    w.finish_document()
 }
 
 fn container(w: &mut XmlWriter, c: &ContainerProperties, include_metadata: bool) {
@@ -116,7 +116,7 @@ pub(crate) fn list_blobs(
     container: &str,
     out: &ListBlobsOutput,
     include: BlobInclude,
-) -> String {
+) -> Document {
     let mut w = XmlWriter::new();
     w.open_with(
         "EnumerationResults",
@@ -152,7 +152,7 @@ pub(crate) fn list_blobs(
         .unwrap_or_default();
     w.element("NextMarker", &next);
     w.close("EnumerationResults");
-    w.finish()
+    w.finish_document()
 }
 
 fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInclude) {

@@ -7,22 +7,63 @@ mod listing;
 mod service_properties;
 mod text;
 
+use bytes::Bytes;
+
 pub(crate) use acl::{acl, parse_acl};
 pub(crate) use block_list::{block_list, parse_block_list};
 pub(crate) use listing::{BlobInclude, Echo, list_blobs, list_containers};
 pub(crate) use service_properties::{default_service_properties, merge_service_properties};
 
+/// A document is kept in pieces of about this size: a listing page of
+/// megabytes is never one allocation, nor copied whole on its way out.
+const PIECE: usize = 32 * 1024;
+
+/// A rendered document, as pieces in order.
+#[derive(Debug, Default)]
+pub(crate) struct Document {
+    pieces: Vec<Bytes>,
+    len: usize,
+}
+
+impl Document {
+    /// Bytes in all.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn into_pieces(self) -> Vec<Bytes> {
+        self.pieces
+    }
+
+    /// The whole document as text.
+    #[cfg(test)]
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8(self.pieces.concat()).expect("documents are UTF-8")
+    }
+}
+
 /// Builds an XML document with escaped text; elements are written in call
 /// order, which is how our documents keep the service's element order.
 #[derive(Debug)]
 pub(crate) struct XmlWriter {
+    done: Document,
     out: String,
 }
 
 impl XmlWriter {
     pub(crate) fn new() -> XmlWriter {
         XmlWriter {
+            done: Document::default(),
             out: String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>"),
+        }
+    }
+
+    /// Sets the current piece aside once it is full (between elements).
+    fn spill(&mut self) {
+        if self.out.len() >= PIECE {
+            let piece = std::mem::replace(&mut self.out, String::with_capacity(PIECE + PIECE / 4));
+            self.done.len += piece.len();
+            self.done.pieces.push(Bytes::from(piece));
         }
     }
 
@@ -52,6 +93,7 @@ impl XmlWriter {
         self.out.push_str("</");
         self.out.push_str(tag);
         self.out.push('>');
+        self.spill();
         self
     }
 
@@ -86,8 +128,26 @@ impl XmlWriter {
         self
     }
 
+    /// The document as one string (for small documents).
     pub(crate) fn finish(self) -> String {
-        self.out
+        if self.done.pieces.is_empty() {
+            return self.out;
+        }
+        let mut all = String::with_capacity(self.done.len + self.out.len());
+        for piece in &self.done.pieces {
+            all.push_str(std::str::from_utf8(piece).expect("pieces are whole strings"));
+        }
+        all.push_str(&self.out);
+        all
+    }
+
+    /// The document in pieces (for documents that may be large).
+    pub(crate) fn finish_document(mut self) -> Document {
+        if !self.out.is_empty() {
+            self.done.len += self.out.len();
+            self.done.pieces.push(Bytes::from(self.out));
+        }
+        self.done
     }
 }
 
