@@ -21,13 +21,15 @@ use crate::{Error, Result};
 
 /// Bodies up to this size are collected and written with one `put`; larger
 /// ones stream through a multipart upload in parts of this size, so memory per
-/// upload stays bounded whatever the blob size: about three parts (one being
-/// filled, two being written), so 32 concurrent 4 MiB Put Blocks hold
-/// ~50 MiB, not 128. `LocalFileSystem` writes each part at its offset in
-/// one staging file, so small parts cost a write call each, nothing more.
-const PART_SIZE: usize = 512 * 1024;
+/// upload stays bounded whatever the blob size: one part being filled and
+/// one being written, so 32 concurrent 4 MiB Put Blocks hold ~16 MiB of
+/// parts, not 128 (the benchmarks' `block-upload` peaked at 60 MiB resident
+/// with 512 KiB parts and two in flight, 50 MiB with these, at the same
+/// speed). `LocalFileSystem` writes each part at its offset in one staging
+/// file, so small parts cost a write call each, nothing more.
+const PART_SIZE: usize = 256 * 1024;
 /// Parts in flight at once for one upload.
-const PARTS_IN_FLIGHT: usize = 2;
+const PARTS_IN_FLIGHT: usize = 1;
 /// Bodies up to this size are not written to the object store: their bytes
 /// go into the metadata database in the transaction that references them,
 /// so a small write costs one WAL fsync (shared with the writes committed
