@@ -116,10 +116,8 @@ impl Pool {
 
     /// A read connection: the first idle one, else the next in turn.
     fn reader(&self) -> MutexGuard<'_, Connection> {
-        for conn in &self.readers {
-            if let Ok(guard) = conn.try_lock() {
-                return guard;
-            }
+        if let Some(guard) = self.readers.iter().find_map(|c| c.try_lock().ok()) {
+            return guard;
         }
         let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len();
         lock(&self.readers[i])
@@ -130,11 +128,19 @@ impl Pool {
     where
         F: FnOnce(&Connection) -> Result<T>,
     {
-        let conn = self.reader();
-        let snapshot = ReadTransaction::begin(&conn)?;
-        let out = f(&conn);
-        snapshot.end()?;
-        out
+        read_in(&self.reader(), f)
+    }
+
+    /// Like [`Pool::read`] when a read connection is idle; else gives `f`
+    /// back without waiting.
+    pub(super) fn try_read<F, T>(&self, f: F) -> std::result::Result<Result<T>, F>
+    where
+        F: FnOnce(&Connection) -> Result<T>,
+    {
+        match self.readers.iter().find_map(|c| c.try_lock().ok()) {
+            Some(conn) => Ok(read_in(&conn, f)),
+            None => Err(f),
+        }
     }
 
     /// Queues `f` for the writer; the receiver answers after the commit.
@@ -150,6 +156,13 @@ impl Pool {
         }
         answer
     }
+}
+
+fn read_in<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    let snapshot = ReadTransaction::begin(conn)?;
+    let out = f(conn);
+    snapshot.end()?;
+    out
 }
 
 /// A read transaction on a read connection, with cached BEGIN and COMMIT

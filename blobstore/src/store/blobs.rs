@@ -304,7 +304,7 @@ impl Store {
         let (row, pieces, range, guard) = self
             .inner
             .db
-            .call(move |conn| {
+            .read_now(move |conn| {
                 let row = read_checked(conn, &input, now)?;
                 let range = match input.range {
                     Some(r) => Some(
@@ -348,7 +348,7 @@ impl Store {
         let row = self
             .inner
             .db
-            .call(move |conn| read_checked(conn, &input, now))
+            .read_now(move |conn| read_checked(conn, &input, now))
             .await?;
         Ok(blob_properties(row, now))
     }

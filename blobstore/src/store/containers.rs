@@ -143,7 +143,7 @@ impl Store {
         let (account, name) = (account.to_owned(), container.as_str().to_owned());
         self.inner
             .db
-            .call(move |conn| {
+            .read_now(move |conn| {
                 let row = meta::require_container(conn, &account, &name)?;
                 stowage_leases::check(
                     &row.lease,
