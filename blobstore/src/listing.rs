@@ -13,19 +13,6 @@ use crate::{BlobProperties, ContainerName, ContainerProperties, Result};
 /// The most items in one page (spec/50-listing.md §1).
 pub const MAX_RESULTS: usize = 5000;
 
-/// Rows fetched per query when listing with a delimiter. Rows inside a group
-/// already listed cost a name comparison each; a query ending inside a group
-/// makes the next one seek past it.
-const DELIMITED_BATCH: usize = 256;
-/// Rows of a group already listed that are stepped over before the query
-/// is restarted past the group. A group of a million names must not cost a
-/// million rows, and even a few cost more than the restart: each row stepped
-/// over also reads its table row (for the `committed` filter), while the
-/// restart is one seek in the index. Measured with the benchmarks' listings
-/// (bench/README.md): 8 steps took 4.4 ms a page of 1,000 ten-name groups,
-/// 3 took 2.9 ms and 1 took 2.3 ms.
-const GROUP_STEPS: usize = 1;
-
 /// A continuation token: the position after the last item of a page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ListingMarker {
@@ -229,13 +216,11 @@ pub(crate) fn list_blobs(
     let mut last: Option<ListingMarker> = None;
     let mut more = false;
     while let Some(at) = cursor.clone() {
+        // Set when the scan stops to restart past a group it just listed.
         let mut seek = false;
-        let mut steps = 0;
-        // One more than needed tells whether another page follows.
-        let limit = match delimiter {
-            Some(_) => DELIMITED_BATCH,
-            None => max - items.len() + 1,
-        };
+        // Every row read becomes an item or ends the scan, so one more than
+        // the items still needed tells whether another page follows.
+        let limit = max - items.len() + 1;
         let query = BlobListQuery {
             container_id,
             prefix,
@@ -248,24 +233,23 @@ pub(crate) fn list_blobs(
         let fetched = meta::scan_blob_rows(conn, &query, |row| {
             let name = row.name()?;
             if let Some(group) = delimiter.and_then(|d| group_of(name, prefix, d)) {
-                if matches!(&last, Some(ListingMarker::AfterGroup(g)) if g == group) {
-                    // Further into a group already listed; `cursor` is past it.
-                    steps += 1;
-                    if steps < GROUP_STEPS {
-                        return Ok(Scan::Next);
-                    }
-                    seek = true;
-                    return Ok(Scan::Stop);
-                }
-                steps = 0;
                 if items.len() == max {
                     more = true;
                     return Ok(Scan::Stop);
                 }
+                // Restart past the group at once: a group of a million
+                // names must not cost a million rows, and even stepping
+                // over a few costs more than the seek (each row stepped over
+                // also reads its table row for the `committed` filter).
+                // Measured with the benchmarks' listings (bench/README.md):
+                // a page of 1,000 groups of 10 took 4.4 ms stepping over up
+                // to 8 rows, 2.3 ms over 1, 1.7 ms over none. With no
+                // successor, every remaining name is in this group.
                 cursor = successor(group).map(BlobCursor::From);
                 items.push(BlobListItem::Prefix(group.to_owned()));
                 last = Some(ListingMarker::AfterGroup(group.to_owned()));
-                return Ok(Scan::Next);
+                seek = true;
+                return Ok(Scan::Stop);
             }
             if items.len() == max {
                 more = true;
