@@ -17,6 +17,7 @@ use object_store::{
     GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt, WriteMultipart,
 };
 
+use crate::hashing::BodyMd5;
 use crate::{Error, Result};
 
 /// Bodies up to this size are collected and written with one `put`; larger
@@ -218,10 +219,11 @@ impl Extents {
             });
         }
         let id = uuid.to_string();
-        {
+        let md5 = {
             let upload = self.store.put_multipart(&Self::path(&id)).await?;
             let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
-            let outcome: Result<()> = async {
+            let mut hash = BodyMd5::new(declared);
+            let outcome: Result<[u8; 16]> = async {
                 while let Some(chunk) = body.next().await {
                     let chunk = chunk.map_err(Error::Body)?;
                     len += chunk.len() as u64;
@@ -231,7 +233,7 @@ impl Extents {
                             received: len,
                         });
                     }
-                    md5.update(&chunk);
+                    hash.update(&chunk).await?;
                     writer.wait_for_capacity(PARTS_IN_FLIGHT).await?;
                     writer.write(&chunk);
                 }
@@ -241,12 +243,13 @@ impl Extents {
                         received: len,
                     });
                 }
-                Ok(())
+                hash.finish().await
             }
             .await;
             match outcome {
-                Ok(()) => {
+                Ok(digest) => {
                     writer.finish().await?;
+                    digest
                 }
                 Err(e) => {
                     // Best effort: a staging file that survives is swept at start-up.
@@ -254,11 +257,11 @@ impl Extents {
                     return Err(e);
                 }
             }
-        }
+        };
         Ok(WrittenExtent {
             id: Some(id),
             len,
-            md5: md5.finalize().into(),
+            md5,
             inline: None,
         })
     }

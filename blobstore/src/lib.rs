@@ -30,6 +30,7 @@ mod error;
 mod etag;
 mod extents;
 mod gc;
+mod hashing;
 mod listing;
 mod meta;
 mod metadata;
