@@ -10,8 +10,9 @@
 //! credentials header, `Operation::parse`) and then the chosen operation's
 //! headers, plus the fuzzer's assertions, so it is an upper bound. That
 //! module is hidden and "not an API": if it changes, change this. Rendering a
-//! List Blobs page lives in the private `xml` module and is not measured
-//! here; the end-to-end `list-*` workloads of `loadgen` cover listing.
+//! 5,000-entry List Blobs page goes through `stowage_server::benching`, a
+//! hidden module of the same kind, over a page listed from a real in-memory
+//! store.
 //!
 //! `cargo bench -p stowage-bench --bench micro`; compare with a baseline by
 //! `-- --save-baseline before` and later `-- --baseline before`.
@@ -334,5 +335,87 @@ fn leases(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, routing, shared_key, conditions, leases);
+/// A page of 5,000 blobs as List Blobs returns it, listed from an in-memory
+/// store holding blobs with a content type and two metadata pairs each.
+fn listed_page() -> stowage_blobstore::ListBlobsOutput {
+    use stowage_blobstore::{
+        BlobName, BlobType, Conditions, ContainerName, ContentProperties, CreateContainerInput,
+        ListBlobsInput, Metadata, PutBlobInput, Store, StoreConfig, SystemClock,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let store = Store::open(StoreConfig::in_memory(), std::sync::Arc::new(SystemClock))
+            .await
+            .expect("an in-memory store");
+        let container = ContainerName::parse("listing").expect("a container name");
+        store
+            .create_container(CreateContainerInput {
+                account: "devstoreaccount1".into(),
+                container: container.clone(),
+                metadata: Metadata::default(),
+                public_access: None,
+                default_encryption_scope: None,
+                deny_encryption_scope_override: false,
+            })
+            .await
+            .expect("the container");
+        let metadata = Metadata::from_pairs(vec![
+            ("owner".into(), "alice".into()),
+            ("source".into(), "loadgen & micro".into()),
+        ])
+        .expect("metadata");
+        for i in 0..5000 {
+            let data = bytes::Bytes::from(format!("blob {i}"));
+            let input = PutBlobInput {
+                account: "devstoreaccount1".into(),
+                container: container.clone(),
+                blob: BlobName::parse(&format!("logs/2026/11/{i:06}.log")).expect("a blob name"),
+                blob_type: BlobType::BlockBlob,
+                content: ContentProperties {
+                    content_type: Some("text/plain".into()),
+                    ..ContentProperties::default()
+                },
+                transactional_md5: None,
+                metadata: metadata.clone(),
+                conditions: Conditions::default(),
+                lease_id: None,
+                content_length: data.len() as u64,
+                access_tier: None,
+            };
+            let body = futures::stream::iter([Ok::<_, std::io::Error>(data)]);
+            store.put_blob(input, body).await.expect("a put");
+        }
+        let page = store
+            .list_blobs(ListBlobsInput {
+                account: "devstoreaccount1".into(),
+                container,
+                prefix: String::new(),
+                delimiter: None,
+                marker: None,
+                max_results: 5000,
+                include_snapshots: false,
+                include_uncommitted: false,
+            })
+            .await
+            .expect("a listing");
+        assert_eq!(page.items.len(), 5000);
+        page
+    })
+}
+
+fn listing(c: &mut Criterion) {
+    let page = listed_page();
+    let size = stowage_server::benching::list_blobs_document("listing", &page);
+    let mut group = c.benchmark_group("listing");
+    group.throughput(Throughput::Bytes(size as u64));
+    group.bench_function("render-list-blobs-5000", |b| {
+        b.iter(|| stowage_server::benching::list_blobs_document("listing", black_box(&page)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, routing, shared_key, conditions, leases, listing);
 criterion_main!(benches);

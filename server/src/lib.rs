@@ -21,6 +21,7 @@
 
 pub mod accounts;
 pub mod auth;
+pub mod benching;
 mod body;
 mod config;
 mod error;
