@@ -212,6 +212,7 @@ pub(crate) fn list_blobs(
         }),
         Some(ListingMarker::AfterGroup(g)) => successor(g).map(BlobCursor::From),
     };
+    let mut statements = meta::ListingStatements::new(conn);
     let mut items = Vec::new();
     let mut last: Option<ListingMarker> = None;
     let mut more = false;
@@ -230,7 +231,7 @@ pub(crate) fn list_blobs(
             include_uncommitted: input.include_uncommitted,
             limit,
         };
-        let fetched = meta::scan_blob_rows(conn, &query, |row| {
+        let fetched = meta::scan_blob_rows(&mut statements, &query, |row| {
             let name = row.name()?;
             if let Some(group) = delimiter.and_then(|d| group_of(name, prefix, d)) {
                 if items.len() == max {
@@ -284,7 +285,7 @@ pub(crate) fn list_blobs(
                 include_uncommitted: input.include_uncommitted,
                 limit: 1,
             };
-            more = !meta::list_blob_rows(conn, &query)?.is_empty();
+            more = !meta::list_blob_rows(&mut statements, &query)?.is_empty();
         }
     }
     Ok(ListBlobsOutput {

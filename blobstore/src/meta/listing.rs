@@ -1,7 +1,9 @@
 //! SQL for List Blobs: one keyset-paged query, O(page) whatever the
 //! container size.
 
-use rusqlite::{Connection, Row, ToSql};
+use std::sync::OnceLock;
+
+use rusqlite::{CachedStatement, Connection, Row, Statement};
 
 use super::blobs::{BLOB_COLUMNS, BlobRow, read_blob_row};
 use crate::Result;
@@ -54,16 +56,43 @@ pub(crate) enum Scan {
     Stop,
 }
 
+/// The statements of one listing, each prepared (or taken from the
+/// connection's cache) once: a delimited listing runs one query per group,
+/// and finding the statement by its text in the cache every time (hashing
+/// and comparing a long SELECT) cost more than a quarter of a group.
+pub(crate) struct ListingStatements<'c> {
+    conn: &'c Connection,
+    prepared: [Option<CachedStatement<'c>>; VARIANTS],
+}
+
+impl<'c> ListingStatements<'c> {
+    pub(crate) fn new(conn: &'c Connection) -> ListingStatements<'c> {
+        ListingStatements {
+            conn,
+            prepared: std::array::from_fn(|_| None),
+        }
+    }
+
+    fn get(&mut self, q: &BlobListQuery<'_>) -> Result<&mut CachedStatement<'c>> {
+        let v = variant(q);
+        let slot = &mut self.prepared[v];
+        if slot.is_none() {
+            *slot = Some(self.conn.prepare_cached(variant_sql(v))?);
+        }
+        Ok(slot.as_mut().expect("prepared above"))
+    }
+}
+
 /// Calls `visit` with each row of the query in listing order until it says
 /// stop; returns how many rows it saw.
 pub(crate) fn scan_blob_rows(
-    conn: &Connection,
+    statements: &mut ListingStatements<'_>,
     q: &BlobListQuery<'_>,
     mut visit: impl FnMut(ListedRow<'_>) -> Result<Scan>,
 ) -> Result<usize> {
-    let (sql, params) = blob_rows_query(q);
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(params.as_slice())?;
+    let stmt = statements.get(q)?;
+    bind_blob_rows(stmt, q)?;
+    let mut rows = stmt.raw_query();
     let mut seen = 0;
     while let Some(row) = rows.next()? {
         seen += 1;
@@ -74,9 +103,12 @@ pub(crate) fn scan_blob_rows(
     Ok(seen)
 }
 
-pub(crate) fn list_blob_rows(conn: &Connection, q: &BlobListQuery<'_>) -> Result<Vec<BlobRow>> {
+pub(crate) fn list_blob_rows(
+    statements: &mut ListingStatements<'_>,
+    q: &BlobListQuery<'_>,
+) -> Result<Vec<BlobRow>> {
     let mut out = Vec::new();
-    scan_blob_rows(conn, q, |row| {
+    scan_blob_rows(statements, q, |row| {
         out.push(row.read()?);
         Ok(Scan::Next)
     })?;
@@ -93,52 +125,81 @@ pub(crate) fn list_blob_rows(conn: &Connection, q: &BlobListQuery<'_>) -> Result
 /// Only values are bound; which filters apply is written into the SQL (one
 /// cached statement per variant). A parameter the planner could fold, like
 /// `(?6 OR is_base = 1)`, makes SQLite re-prepare the statement every time
-/// it is bound, which a delimited listing does once per group.
-fn blob_rows_query<'q>(q: &'q BlobListQuery<'_>) -> (String, Vec<(&'static str, &'q dyn ToSql)>) {
-    let before_prefix = match q.cursor {
-        BlobCursor::From(n) => n.as_str() < q.prefix,
-        BlobCursor::After { name, .. } => name.as_str() < q.prefix,
-    };
-    let mut params: Vec<(&'static str, &'q dyn ToSql)> =
-        vec![(":container", &q.container_id), (":limit", &q.limit)];
-    let mut sql = format!("SELECT {BLOB_COLUMNS} FROM blobs WHERE container_id = :container");
+/// it is bound, which a delimited listing does once per group. The text of
+/// each variant is built once, and a listing prepares each variant once
+/// ([`ListingStatements`]): a delimited listing runs one query per group.
+fn variant(q: &BlobListQuery<'_>) -> usize {
+    usize::from(after_row(q))
+        | usize::from(q.prefix_end.is_some()) << 1
+        | usize::from(q.include_uncommitted) << 2
+        | usize::from(q.include_snapshots) << 3
+}
+
+/// How many variants [`variant`] tells apart.
+const VARIANTS: usize = 16;
+
+/// Whether the query starts just after a row (else at a name, inclusive).
+fn after_row(q: &BlobListQuery<'_>) -> bool {
     match q.cursor {
-        _ if before_prefix => {
-            sql.push_str(" AND name >= :name");
-            params.push((":name", &q.prefix));
-        }
-        BlobCursor::From(n) => {
-            sql.push_str(" AND name >= :name");
-            params.push((":name", n));
-        }
-        BlobCursor::After {
-            name,
-            is_base,
-            snapshot,
-        } => {
-            sql.push_str(" AND (name, is_base, snapshot) > (:name, :is_base, :snapshot)");
-            params.extend([
-                (":name", name as &dyn ToSql),
-                (":is_base", is_base),
-                (":snapshot", snapshot),
-            ]);
-        }
+        BlobCursor::From(_) => false,
+        // A cursor before the prefix starts at the prefix instead.
+        BlobCursor::After { name, .. } => name.as_str() >= q.prefix,
     }
-    if let Some(end) = &q.prefix_end {
-        sql.push_str(" AND name < :end");
-        params.push((":end", end));
+}
+
+/// The SQL of variant `v` (see [`variant`]), built once. Parameters by
+/// position: 1 container, 2 limit, 3 name, 4 is_base, 5 snapshot, 6 end.
+fn variant_sql(v: usize) -> &'static str {
+    static TEXTS: OnceLock<Vec<String>> = OnceLock::new();
+    &TEXTS.get_or_init(|| (0..VARIANTS).map(build_sql).collect())[v]
+}
+
+fn build_sql(v: usize) -> String {
+    let mut sql = format!("SELECT {BLOB_COLUMNS} FROM blobs WHERE container_id = ?1");
+    if v & 1 == 0 {
+        sql.push_str(" AND name >= ?3");
+    } else {
+        sql.push_str(" AND (name, is_base, snapshot) > (?3, ?4, ?5)");
     }
-    if !q.include_uncommitted {
+    if v & 2 != 0 {
+        sql.push_str(" AND name < ?6");
+    }
+    if v & 4 == 0 {
         sql.push_str(" AND committed = 1");
     }
     // Base blobs only: one row per name, so `name` orders them. Spelling out
     // `is_base, snapshot` beside `is_base = 1` makes SQLite sort each name's
     // rows in a temporary b-tree (EXPLAIN QUERY PLAN: "USE TEMP B-TREE FOR
     // RIGHT PART OF ORDER BY") instead of just walking the index.
-    if q.include_snapshots {
-        sql.push_str(" ORDER BY name, is_base, snapshot LIMIT :limit");
+    if v & 8 != 0 {
+        sql.push_str(" ORDER BY name, is_base, snapshot LIMIT ?2");
     } else {
-        sql.push_str(" AND is_base = 1 ORDER BY name LIMIT :limit");
+        sql.push_str(" AND is_base = 1 ORDER BY name LIMIT ?2");
     }
-    (sql, params)
+    sql
+}
+
+/// Binds the values of `q` to the statement of its variant.
+fn bind_blob_rows(stmt: &mut Statement<'_>, q: &BlobListQuery<'_>) -> Result<()> {
+    stmt.raw_bind_parameter(1, q.container_id)?;
+    stmt.raw_bind_parameter(2, q.limit as i64)?;
+    match q.cursor {
+        BlobCursor::After {
+            name,
+            is_base,
+            snapshot,
+        } if after_row(q) => {
+            stmt.raw_bind_parameter(3, name)?;
+            stmt.raw_bind_parameter(4, is_base)?;
+            stmt.raw_bind_parameter(5, snapshot)?;
+        }
+        BlobCursor::From(name) if name.as_str() >= q.prefix => {
+            stmt.raw_bind_parameter(3, name)?;
+        }
+        _ => stmt.raw_bind_parameter(3, q.prefix)?,
+    }
+    if let Some(end) = q.prefix_end {
+        stmt.raw_bind_parameter(6, end)?;
+    }
+    Ok(())
 }
