@@ -230,7 +230,7 @@ impl Extents {
             let upload = self.store.put_multipart(&Self::path(&id)).await?;
             let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
             let mut hash = BodyMd5::new(declared);
-            let outcome: Result<[u8; 16]> = async {
+            let outcome: Result<BodyMd5> = async {
                 while let Some(chunk) = body.next().await {
                     let chunk = chunk.map_err(Error::Body)?;
                     len += chunk.len() as u64;
@@ -242,7 +242,9 @@ impl Extents {
                     }
                     hash.update(&chunk).await?;
                     writer.wait_for_capacity(PARTS_IN_FLIGHT).await?;
-                    writer.write(&chunk);
+                    // Handed over, not copied: a part is the received
+                    // chunks themselves, written one after the other.
+                    writer.put(chunk);
                 }
                 if len != declared {
                     return Err(Error::BodyLengthMismatch {
@@ -250,13 +252,18 @@ impl Extents {
                         received: len,
                     });
                 }
-                hash.finish().await
+                Ok(hash)
             }
             .await;
             match outcome {
-                Ok(digest) => {
-                    writer.finish().await?;
-                    digest
+                Ok(hash) => {
+                    // The file's last part, fsync and rename run while the
+                    // hash catches up with the last bytes. A digest that
+                    // then does not match the client's fails the commit,
+                    // which deletes the extent (no version refers to it).
+                    let (digest, finished) = tokio::join!(hash.finish(), writer.finish());
+                    finished?;
+                    digest?
                 }
                 Err(e) => {
                     // Best effort: a staging file that survives is swept at start-up.

@@ -94,6 +94,7 @@ async fn suite(store: &Store, clock: &ManualClock) {
     attributes_are_replaced_and_versions_change(store).await;
     delete_blob_and_missing_blobs(store).await;
     md5_mismatch_stores_nothing(store).await;
+    a_large_body_is_checked_against_its_md5(store).await;
     listing_with_delimiter_and_markers(store).await;
     markers_survive_deletion(store).await;
     two_writers_with_one_if_match_etag_one_wins(store).await;
@@ -420,6 +421,42 @@ async fn md5_mismatch_stores_nothing(store: &Store) {
 
 // ---------------------------------------------------------------------------
 // Listing
+
+/// A body large enough to be hashed beside the upload (17 MiB): the MD5
+/// the client sent is checked and stored, and a wrong one leaves the blob
+/// as it was.
+async fn a_large_body_is_checked_against_its_md5(store: &Store) {
+    use md5::{Digest, Md5};
+    create_container(store, "eng-md5-large").await;
+    let data: Vec<u8> = (0..17 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+        .collect();
+    let digest: [u8; 16] = Md5::digest(&data).into();
+    let large_body = |data: &[u8]| {
+        let chunks: Vec<std::io::Result<bytes::Bytes>> = data
+            .chunks(64 * 1024 + 7)
+            .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+            .collect();
+        futures::stream::iter(chunks)
+    };
+    let mut input = put_input("eng-md5-large", "b", data.len());
+    input.transactional_md5 = Some(digest);
+    let out = store.put_blob(input, large_body(&data)).await.unwrap();
+    assert_eq!(out.body_md5, digest);
+    let props = store
+        .get_blob_properties(get_input("eng-md5-large", "b"))
+        .await
+        .unwrap();
+    assert_eq!(props.content.content_md5, Some(digest));
+
+    let mut other = data.clone();
+    other[9 * 1024 * 1024] ^= 1;
+    let mut input = put_input("eng-md5-large", "b", other.len());
+    input.transactional_md5 = Some(digest);
+    let err = store.put_blob(input, large_body(&other)).await.unwrap_err();
+    assert!(matches!(err, Error::Md5Mismatch { .. }), "{err:?}");
+    assert!(get(store, "eng-md5-large", "b").await == data);
+}
 
 async fn listing_with_delimiter_and_markers(store: &Store) {
     create_container(store, "eng-list").await;
