@@ -335,17 +335,17 @@ fn leases(c: &mut Criterion) {
     group.finish();
 }
 
-/// A page of 5,000 blobs as List Blobs returns it, listed from an in-memory
-/// store holding blobs with a content type and two metadata pairs each.
-fn listed_page() -> stowage_blobstore::ListBlobsOutput {
+/// An in-memory store with one container, `listing`, holding `count` small
+/// blobs named by `name`, each with a content type and two metadata pairs.
+fn filled_store(
+    runtime: &tokio::runtime::Runtime,
+    count: usize,
+    name: impl Fn(usize) -> String,
+) -> stowage_blobstore::Store {
     use stowage_blobstore::{
         BlobName, BlobType, Conditions, ContainerName, ContentProperties, CreateContainerInput,
-        ListBlobsInput, Metadata, PutBlobInput, Store, StoreConfig, SystemClock,
+        Metadata, PutBlobInput, Store, StoreConfig, SystemClock,
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
     runtime.block_on(async {
         let store = Store::open(StoreConfig::in_memory(), std::sync::Arc::new(SystemClock))
             .await
@@ -367,12 +367,12 @@ fn listed_page() -> stowage_blobstore::ListBlobsOutput {
             ("source".into(), "loadgen & micro".into()),
         ])
         .expect("metadata");
-        for i in 0..5000 {
+        for i in 0..count {
             let data = bytes::Bytes::from(format!("blob {i}"));
             let input = PutBlobInput {
                 account: "devstoreaccount1".into(),
                 container: container.clone(),
-                blob: BlobName::parse(&format!("logs/2026/11/{i:06}.log")).expect("a blob name"),
+                blob: BlobName::parse(&name(i)).expect("a blob name"),
                 blob_type: BlobType::BlockBlob,
                 content: ContentProperties {
                     content_type: Some("text/plain".into()),
@@ -388,31 +388,57 @@ fn listed_page() -> stowage_blobstore::ListBlobsOutput {
             let body = futures::stream::iter([Ok::<_, std::io::Error>(data)]);
             store.put_blob(input, body).await.expect("a put");
         }
-        let page = store
-            .list_blobs(ListBlobsInput {
-                account: "devstoreaccount1".into(),
-                container,
-                prefix: String::new(),
-                delimiter: None,
-                marker: None,
-                max_results: 5000,
-                include_snapshots: false,
-                include_uncommitted: false,
-            })
-            .await
-            .expect("a listing");
-        assert_eq!(page.items.len(), 5000);
-        page
+        store
     })
 }
 
+/// The first page (up to 5,000 entries) of `container`, flat or delimited by `/`.
+fn first_page(
+    runtime: &tokio::runtime::Runtime,
+    store: &stowage_blobstore::Store,
+    delimiter: Option<&str>,
+) -> stowage_blobstore::ListBlobsOutput {
+    use stowage_blobstore::{ContainerName, ListBlobsInput};
+    runtime
+        .block_on(store.list_blobs(ListBlobsInput {
+            account: "devstoreaccount1".into(),
+            container: ContainerName::parse("listing").expect("a container name"),
+            prefix: String::new(),
+            delimiter: delimiter.map(str::to_owned),
+            marker: None,
+            max_results: 5000,
+            include_snapshots: false,
+            include_uncommitted: false,
+        }))
+        .expect("a listing")
+}
+
+/// Listing: rendering a page of 5,000 blobs, and the store's side of a flat
+/// page of 5,000 and of a delimited page of 1,000 groups of ten (the
+/// benchmarks' `list-10k` container, `d<i/10:05>/b<i:07>`).
 fn listing(c: &mut Criterion) {
-    let page = listed_page();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let flat = filled_store(&runtime, 5000, |i| format!("logs/2026/11/{i:06}.log"));
+    let page = first_page(&runtime, &flat, None);
+    assert_eq!(page.items.len(), 5000);
     let size = stowage_server::benching::list_blobs_document("listing", &page);
     let mut group = c.benchmark_group("listing");
     group.throughput(Throughput::Bytes(size as u64));
     group.bench_function("render-list-blobs-5000", |b| {
         b.iter(|| stowage_server::benching::list_blobs_document("listing", black_box(&page)))
+    });
+    group.throughput(Throughput::Elements(5000));
+    group.bench_function("store-flat-5000", |b| {
+        b.iter(|| first_page(&runtime, &flat, None))
+    });
+    let grouped = filled_store(&runtime, 10_000, |i| format!("d{:05}/b{i:07}", i / 10));
+    assert_eq!(first_page(&runtime, &grouped, Some("/")).items.len(), 1000);
+    group.throughput(Throughput::Elements(1000));
+    group.bench_function("store-delimited-1000-groups", |b| {
+        b.iter(|| first_page(&runtime, &grouped, Some("/")))
     });
     group.finish();
 }

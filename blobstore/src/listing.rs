@@ -214,14 +214,10 @@ pub(crate) fn list_blobs(
     };
     let mut statements = meta::ListingStatements::new(conn);
     let mut items = Vec::new();
-    let mut last: Option<ListingMarker> = None;
     let mut more = false;
     while let Some(at) = cursor.clone() {
-        // Set when the scan stops to restart past a group it just listed.
-        let mut seek = false;
         // Every row read becomes an item or ends the scan, so one more than
         // the items still needed tells whether another page follows.
-        let limit = max - items.len() + 1;
         let query = BlobListQuery {
             container_id,
             prefix,
@@ -229,27 +225,38 @@ pub(crate) fn list_blobs(
             cursor: &at,
             include_snapshots: input.include_snapshots,
             include_uncommitted: input.include_uncommitted,
-            limit,
+            limit: max - items.len() + 1,
         };
-        let fetched = meta::scan_blob_rows(&mut statements, &query, |row| {
-            let name = row.name()?;
-            if let Some(group) = delimiter.and_then(|d| group_of(name, prefix, d)) {
+        if let Some(d) = delimiter {
+            // At the start and after every group, the next row is most often
+            // the next group: its name is enough to list the group, and the
+            // listing restarts past it at once. A group of a million names
+            // must not cost a million rows, and even stepping over a few
+            // costs more than the seek (each row stepped over also reads its
+            // table row for the `committed` filter). Measured with the
+            // benchmarks' listings (bench/README.md): a page of 1,000 groups
+            // of 10 took 4.4 ms stepping over up to 8 rows, 2.3 ms over 1,
+            // 1.7 ms over none, and about 1.1 ms reading names alone. With
+            // no successor, every remaining name is in this group.
+            let Some(name) = meta::first_name(&mut statements, &query)? else {
+                break;
+            };
+            if let Some(group) = group_of(&name, prefix, d) {
                 if items.len() == max {
                     more = true;
-                    return Ok(Scan::Stop);
+                    break;
                 }
-                // Restart past the group at once: a group of a million
-                // names must not cost a million rows, and even stepping
-                // over a few costs more than the seek (each row stepped over
-                // also reads its table row for the `committed` filter).
-                // Measured with the benchmarks' listings (bench/README.md):
-                // a page of 1,000 groups of 10 took 4.4 ms stepping over up
-                // to 8 rows, 2.3 ms over 1, 1.7 ms over none. With no
-                // successor, every remaining name is in this group.
                 cursor = successor(group).map(BlobCursor::From);
                 items.push(BlobListItem::Prefix(group.to_owned()));
-                last = Some(ListingMarker::AfterGroup(group.to_owned()));
-                seek = true;
+                continue;
+            }
+        }
+        // Set when the scan stops at a group, for the step above to list.
+        let mut at_group = false;
+        let fetched = meta::scan_blob_rows(&mut statements, &query, |row| {
+            let name = row.name()?;
+            if delimiter.is_some_and(|d| group_of(name, prefix, d).is_some()) {
+                at_group = true;
                 return Ok(Scan::Stop);
             }
             if items.len() == max {
@@ -258,10 +265,6 @@ pub(crate) fn list_blobs(
             }
             let row = row.read()?;
             cursor = Some(after_row(&row));
-            last = Some(ListingMarker::After {
-                name: row.name.clone(),
-                snapshot: row.snapshot.clone().unwrap_or_default(),
-            });
             let committed = row.committed;
             items.push(BlobListItem::Blob {
                 properties: Box::new(crate::store::blob_properties(row, now)),
@@ -269,7 +272,7 @@ pub(crate) fn list_blobs(
             });
             Ok(Scan::Next)
         })?;
-        if more || (fetched < limit && !seek) {
+        if more || (fetched < query.limit && !at_group) {
             break;
         }
     }
@@ -288,10 +291,15 @@ pub(crate) fn list_blobs(
             more = !meta::list_blob_rows(&mut statements, &query)?.is_empty();
         }
     }
-    Ok(ListBlobsOutput {
-        items,
-        next_marker: if more { last } else { None },
-    })
+    // The next page starts after the last item of this one.
+    let next_marker = items.last().filter(|_| more).map(|item| match item {
+        BlobListItem::Prefix(group) => ListingMarker::AfterGroup(group.clone()),
+        BlobListItem::Blob { properties, .. } => ListingMarker::After {
+            name: properties.name.clone(),
+            snapshot: properties.snapshot.clone().unwrap_or_default(),
+        },
+    });
+    Ok(ListBlobsOutput { items, next_marker })
 }
 
 fn after_row(row: &BlobRow) -> BlobCursor {

@@ -73,8 +73,7 @@ impl<'c> ListingStatements<'c> {
         }
     }
 
-    fn get(&mut self, q: &BlobListQuery<'_>) -> Result<&mut CachedStatement<'c>> {
-        let v = variant(q);
+    fn get(&mut self, v: usize) -> Result<&mut CachedStatement<'c>> {
         let slot = &mut self.prepared[v];
         if slot.is_none() {
             *slot = Some(self.conn.prepare_cached(variant_sql(v))?);
@@ -90,7 +89,7 @@ pub(crate) fn scan_blob_rows(
     q: &BlobListQuery<'_>,
     mut visit: impl FnMut(ListedRow<'_>) -> Result<Scan>,
 ) -> Result<usize> {
-    let stmt = statements.get(q)?;
+    let stmt = statements.get(variant(q))?;
     bind_blob_rows(stmt, q)?;
     let mut rows = stmt.raw_query();
     let mut seen = 0;
@@ -101,6 +100,24 @@ pub(crate) fn scan_blob_rows(
         }
     }
     Ok(seen)
+}
+
+/// The name of the first row of the query (its limit aside), reading
+/// nothing else: a delimited listing asks this after each group, and most
+/// answers are the next group, for which the name is all it needs (a step of
+/// the full query decodes every column of the row).
+pub(crate) fn first_name(
+    statements: &mut ListingStatements<'_>,
+    q: &BlobListQuery<'_>,
+) -> Result<Option<String>> {
+    let stmt = statements.get(variant(q) | NAMES_ONLY)?;
+    bind_blob_rows(stmt, q)?;
+    stmt.raw_bind_parameter(2, 1)?;
+    let mut rows = stmt.raw_query();
+    match rows.next()? {
+        Some(row) => Ok(Some(row.get(0)?)),
+        None => Ok(None),
+    }
 }
 
 pub(crate) fn list_blob_rows(
@@ -135,8 +152,11 @@ fn variant(q: &BlobListQuery<'_>) -> usize {
         | usize::from(q.include_snapshots) << 3
 }
 
-/// How many variants [`variant`] tells apart.
-const VARIANTS: usize = 16;
+/// The variant bit of a query that selects only `name` ([`first_name`]).
+const NAMES_ONLY: usize = 16;
+
+/// How many variants [`variant`] and [`NAMES_ONLY`] tell apart.
+const VARIANTS: usize = 32;
 
 /// Whether the query starts just after a row (else at a name, inclusive).
 fn after_row(q: &BlobListQuery<'_>) -> bool {
@@ -147,15 +167,21 @@ fn after_row(q: &BlobListQuery<'_>) -> bool {
     }
 }
 
-/// The SQL of variant `v` (see [`variant`]), built once. Parameters by
-/// position: 1 container, 2 limit, 3 name, 4 is_base, 5 snapshot, 6 end.
+/// The SQL of variant `v` (see [`variant`] and [`NAMES_ONLY`]), built once.
+/// Parameters by position: 1 container, 2 limit, 3 name, 4 is_base,
+/// 5 snapshot, 6 end.
 fn variant_sql(v: usize) -> &'static str {
     static TEXTS: OnceLock<Vec<String>> = OnceLock::new();
     &TEXTS.get_or_init(|| (0..VARIANTS).map(build_sql).collect())[v]
 }
 
 fn build_sql(v: usize) -> String {
-    let mut sql = format!("SELECT {BLOB_COLUMNS} FROM blobs WHERE container_id = ?1");
+    let columns = if v & NAMES_ONLY == 0 {
+        BLOB_COLUMNS
+    } else {
+        "name"
+    };
+    let mut sql = format!("SELECT {columns} FROM blobs WHERE container_id = ?1");
     if v & 1 == 0 {
         sql.push_str(" AND name >= ?3");
     } else {
