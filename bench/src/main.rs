@@ -54,9 +54,9 @@ struct RunArgs {
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
     /// Workloads to run, comma-separated or repeated: put-4k, get-4k, head,
-    /// lease-cycle, block-upload, put-64m, get-large, list-10k, list-1m,
-    /// contended-increments, appenders. Default all (with --quick, the small
-    /// ones).
+    /// lease-cycle, block-upload, put-64m, put-1g, get-large, list-10k,
+    /// list-1m, contended-increments, appenders. Default all (with --quick,
+    /// the small ones).
     #[arg(long = "workload", short = 'w', value_delimiter = ',')]
     workloads: Vec<String>,
     /// Smaller counts.

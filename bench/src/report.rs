@@ -11,7 +11,10 @@ use crate::stats::Record;
 pub fn headline(workload: &str) -> (&'static str, fn(&Record) -> f64) {
     if workload.starts_with("list-") {
         ("entries/s", |r| r.items_per_s)
-    } else if matches!(workload, "block-upload" | "put-64m" | "get-large") {
+    } else if matches!(
+        workload,
+        "block-upload" | "put-64m" | "put-1g" | "get-large"
+    ) {
         ("MB/s", |r| r.mb_per_s)
     } else {
         ("ops/s", |r| r.ops_per_s)

@@ -1,6 +1,6 @@
 //! Large-object workloads: a 256 MiB blob uploaded as 4 MiB Put Blocks and
 //! a Put Block List, one 64 MiB Put Blob, and full GETs of both, every byte
-//! compared.
+//! compared; and one 1 GiB Put Blob, for the server's memory during it.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,6 +23,8 @@ const BLOCK: usize = 4 << 20;
 const BLOCKS: u64 = 64;
 const SINGLE_BLOB: &str = "put-64m";
 const SINGLE: usize = 64 << 20;
+const GIB_BLOB: &str = "put-1g";
+const GIB: usize = 1 << 30;
 
 /// The 256 MiB blob's blocks: (block id, bytes, Content-MD5).
 fn blocks() -> Vec<(String, Bytes, String)> {
@@ -84,7 +86,12 @@ async fn upload_blocks(
 }
 
 async fn put_single(client: &BlobClient, body: Bytes, md5: &str) -> Result<()> {
-    let req = Request::new(Method::PUT, CONTAINER, Some(SINGLE_BLOB))
+    put_whole(client, SINGLE_BLOB, body, md5).await
+}
+
+/// One Put Blob of `body` to `blob`, checking the Content-MD5 answered.
+async fn put_whole(client: &BlobClient, blob: &str, body: Bytes, md5: &str) -> Result<()> {
+    let req = Request::new(Method::PUT, CONTAINER, Some(blob))
         .with_header("x-ms-blob-type", "BlockBlob")
         .with_body(body);
     let resp = client.expect(&req, StatusCode::CREATED).await?;
@@ -143,6 +150,32 @@ pub async fn put_64m(ctx: &Ctx) -> Result<(Tally, Measured)> {
         ops: 1,
         requests: 1,
         bytes: SINGLE as u64,
+        latencies: vec![latency],
+        ..Tally::default()
+    };
+    Ok((tally, measured))
+}
+
+/// One Put Blob of 1 GiB (the body is made and hashed before the clock
+/// starts): the bound on the server's memory during a 1 GiB upload.
+pub async fn put_1g(ctx: &Ctx) -> Result<(Tally, Measured)> {
+    ensure_container(&ctx.client, CONTAINER).await?;
+    let body = pattern(seed_of(GIB_BLOB), GIB);
+    let md5 = STANDARD.encode(Md5::digest(&body));
+    let meter = ctx.meter();
+    let t = Instant::now();
+    put_whole(&ctx.client, GIB_BLOB, body, &md5).await?;
+    let latency = t.elapsed();
+    let measured = meter.stop();
+    let length = length_of(&ctx.client, GIB_BLOB).await?;
+    ensure!(
+        length == Some(GIB as u64),
+        "{GIB_BLOB}: length {length:?} after Put Blob"
+    );
+    let tally = Tally {
+        ops: 1,
+        requests: 1,
+        bytes: GIB as u64,
         latencies: vec![latency],
         ..Tally::default()
     };

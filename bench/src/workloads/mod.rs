@@ -21,13 +21,14 @@ use crate::client::{BlobClient, Request};
 use crate::stats::{Measured, Meter, Record, Tally};
 
 /// Every workload, in the order `bench/run` runs them.
-pub const ALL: [&str; 11] = [
+pub const ALL: [&str; 12] = [
     "put-4k",
     "get-4k",
     "head",
     "lease-cycle",
     "block-upload",
     "put-64m",
+    "put-1g",
     "get-large",
     "list-10k",
     "list-1m",
@@ -76,6 +77,7 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
         "lease-cycle" => (c, small::lease_cycle(ctx).await?),
         "block-upload" => (c, large::block_upload(ctx).await?),
         "put-64m" => (1, large::put_64m(ctx).await?),
+        "put-1g" => (1, large::put_1g(ctx).await?),
         "get-large" => (1, large::get_large(ctx).await?),
         "list-10k" => return listing::list(ctx, name, 10_000).await,
         "list-1m" => return listing::list(ctx, name, 1_000_000).await,
