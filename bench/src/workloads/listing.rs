@@ -218,6 +218,10 @@ fn parse_page(xml: &str) -> Result<Page> {
 }
 
 fn unescape(s: &str) -> String {
+    // Most names have no reference to resolve: one scan, one copy.
+    if !s.contains('&') {
+        return s.to_owned();
+    }
     s.replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&quot;", "\"")
