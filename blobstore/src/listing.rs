@@ -212,6 +212,13 @@ pub(crate) fn list_blobs(
         }),
         Some(ListingMarker::AfterGroup(g)) => successor(g).map(BlobCursor::From),
     };
+    // Without uncommitted blobs in the container, the probe for the next
+    // group need not filter on `committed`, which is not in the listing
+    // key: it then reads the index alone (1.48 -> 1.09 ms for a page of
+    // 1,000 groups, `listing/store-delimited-1000-groups`). The listing
+    // reads one snapshot, so the answer holds for all of it.
+    let probe_all_rows = input.include_uncommitted
+        || (delimiter.is_some() && !meta::has_uncommitted(conn, container_id)?);
     let mut statements = meta::ListingStatements::new(conn);
     let mut items = Vec::new();
     let mut more = false;
@@ -240,7 +247,11 @@ pub(crate) fn list_blobs(
             // took the store's side of that page from 1.69 to 1.48 ms
             // (`listing/store-delimited-1000-groups`). With no successor,
             // every remaining name is in this group.
-            let Some(name) = meta::first_name(&mut statements, &query)? else {
+            let probe = BlobListQuery {
+                include_uncommitted: probe_all_rows,
+                ..query.clone()
+            };
+            let Some(name) = meta::first_name(&mut statements, &probe)? else {
                 break;
             };
             if let Some(group) = group_of(&name, prefix, d) {

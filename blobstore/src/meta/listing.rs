@@ -120,6 +120,14 @@ pub(crate) fn first_name(
     }
 }
 
+/// Whether the container holds a blob with only uncommitted blocks.
+pub(crate) fn has_uncommitted(conn: &Connection, container_id: i64) -> Result<bool> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM blobs WHERE container_id = ?1 AND committed = 0)",
+    )?;
+    Ok(stmt.query_row([container_id], |row| row.get(0))?)
+}
+
 pub(crate) fn list_blob_rows(
     statements: &mut ListingStatements<'_>,
     q: &BlobListQuery<'_>,

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -23,6 +23,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     if version < 2 {
         conn.execute_batch(V2)?;
     }
+    if version < 3 {
+        conn.execute_batch(V3)?;
+    }
     Ok(())
 }
 
@@ -38,6 +41,17 @@ const V2: &str = "
     -- The highest ETag, read at start-up, without scanning every blob.
     CREATE INDEX blobs_by_etag ON blobs(etag);
     PRAGMA user_version = 2;
+    COMMIT;
+";
+
+/// Version 3: the blobs with only uncommitted blocks, by container. They
+/// are few, so the index is small and most writes never touch it; a listing
+/// asks it whether its container has any, and when none, finds groups in
+/// the listing key alone, without reading each row for `committed`.
+const V3: &str = "
+    BEGIN;
+    CREATE INDEX blobs_uncommitted ON blobs(container_id) WHERE committed = 0;
+    PRAGMA user_version = 3;
     COMMIT;
 ";
 
@@ -144,4 +158,50 @@ fn create_v1(conn: &Connection) -> Result<()> {
         ",
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn version(conn: &Connection) -> i64 {
+        conn.pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap()
+    }
+
+    fn has_index(conn: &Connection, name: &str) -> bool {
+        conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1",
+            [name],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+            == 1
+    }
+
+    /// A database written at version 2 is brought to the current version
+    /// on open, and opening it again changes nothing.
+    #[test]
+    fn a_version_2_database_gains_the_index_of_uncommitted_blobs() {
+        let conn = Connection::open_in_memory().unwrap();
+        create_v1(&conn).unwrap();
+        conn.execute_batch(V2).unwrap();
+        assert_eq!(version(&conn), 2);
+        assert!(!has_index(&conn, "blobs_uncommitted"));
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "blobs_uncommitted"));
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_database_from_a_newer_server_is_refused() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        let err = migrate(&conn).unwrap_err();
+        assert!(matches!(err, crate::Error::Corrupt(_)), "{err:?}");
+    }
 }
