@@ -85,10 +85,6 @@ async fn upload_blocks(
     Ok(latencies)
 }
 
-async fn put_single(client: &BlobClient, body: Bytes, md5: &str) -> Result<()> {
-    put_whole(client, SINGLE_BLOB, body, md5).await
-}
-
 /// One Put Blob of `body` to `blob`, checking the Content-MD5 answered.
 async fn put_whole(client: &BlobClient, blob: &str, body: Bytes, md5: &str) -> Result<()> {
     let req = Request::new(Method::PUT, CONTAINER, Some(blob))
@@ -133,49 +129,35 @@ pub async fn block_upload(ctx: &Ctx) -> Result<(Tally, Measured)> {
 
 /// One Put Blob of 64 MiB.
 pub async fn put_64m(ctx: &Ctx) -> Result<(Tally, Measured)> {
-    ensure_container(&ctx.client, CONTAINER).await?;
-    let body = single_body();
-    let md5 = STANDARD.encode(Md5::digest(&body));
-    let meter = ctx.meter();
-    let t = Instant::now();
-    put_single(&ctx.client, body, &md5).await?;
-    let latency = t.elapsed();
-    let measured = meter.stop();
-    let length = length_of(&ctx.client, SINGLE_BLOB).await?;
-    ensure!(
-        length == Some(SINGLE as u64),
-        "{SINGLE_BLOB}: length {length:?} after Put Blob"
-    );
-    let tally = Tally {
-        ops: 1,
-        requests: 1,
-        bytes: SINGLE as u64,
-        latencies: vec![latency],
-        ..Tally::default()
-    };
-    Ok((tally, measured))
+    timed_put(ctx, SINGLE_BLOB, single_body()).await
 }
 
-/// One Put Blob of 1 GiB (the body is made and hashed before the clock
-/// starts): the bound on the server's memory during a 1 GiB upload.
+/// One Put Blob of 1 GiB: the bound on the server's memory during a
+/// 1 GiB upload.
 pub async fn put_1g(ctx: &Ctx) -> Result<(Tally, Measured)> {
+    timed_put(ctx, GIB_BLOB, pattern(seed_of(GIB_BLOB), GIB)).await
+}
+
+/// Times one Put Blob of `body` to `blob` (hashed before the clock starts),
+/// then checks the stored length.
+async fn timed_put(ctx: &Ctx, blob: &str, body: Bytes) -> Result<(Tally, Measured)> {
     ensure_container(&ctx.client, CONTAINER).await?;
-    let body = pattern(seed_of(GIB_BLOB), GIB);
+    let size = body.len() as u64;
     let md5 = STANDARD.encode(Md5::digest(&body));
     let meter = ctx.meter();
     let t = Instant::now();
-    put_whole(&ctx.client, GIB_BLOB, body, &md5).await?;
+    put_whole(&ctx.client, blob, body, &md5).await?;
     let latency = t.elapsed();
     let measured = meter.stop();
-    let length = length_of(&ctx.client, GIB_BLOB).await?;
+    let length = length_of(&ctx.client, blob).await?;
     ensure!(
-        length == Some(GIB as u64),
-        "{GIB_BLOB}: length {length:?} after Put Blob"
+        length == Some(size),
+        "{blob}: length {length:?} after Put Blob"
     );
     let tally = Tally {
         ops: 1,
         requests: 1,
-        bytes: GIB as u64,
+        bytes: size,
         latencies: vec![latency],
         ..Tally::default()
     };
@@ -221,7 +203,7 @@ pub async fn get_large(ctx: &Ctx) -> Result<(Tally, Measured)> {
     }
     if length_of(&ctx.client, SINGLE_BLOB).await? != Some(SINGLE as u64) {
         let md5 = STANDARD.encode(Md5::digest(&single));
-        put_single(&ctx.client, single.clone(), &md5).await?;
+        put_whole(&ctx.client, SINGLE_BLOB, single.clone(), &md5).await?;
     }
     let meter = ctx.meter();
     let mut latencies = Vec::new();
