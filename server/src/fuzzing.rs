@@ -10,8 +10,6 @@
 //! request cannot read back). Nothing in the server calls this module.
 #![doc(hidden)]
 
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, UNIX_EPOCH};
 
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
@@ -20,12 +18,10 @@ use base64::Engine as _;
 use stowage_blobstore::{
     AccessPolicy, BlobType, BlockId, ByteRange, EtagMatch, LeaseId, ListingMarker, PublicAccess,
 };
-use tokio::io::{AsyncRead, ReadBuf};
 
 use crate::auth::sas::{self, Permissions, SasError, SasKind, SasRequest, StoredPolicy};
 use crate::auth::shared_key::{self, AuthorizationHeader, RequestView, Scheme, SharedKeyError};
 use crate::error::ApiError;
-use crate::header_case::CaseIo;
 use crate::headers::{self, Headers};
 use crate::ops::batch_body;
 use crate::ops::{Operation, RouteKey};
@@ -132,23 +128,15 @@ pub fn route_parts(method: &str, target: &str, headers: &HeaderMap) {
     }
 }
 
-/// Bytes read from a client connection through the layer that frames
-/// requests and records their `x-ms-meta-*` names, in reads of varying
-/// size (the first byte picks the size).
+/// Bytes from a client connection through the layer that records the
+/// `x-ms-meta-*` names of each request, and on to actix-http's decoder as
+/// the server runs it, in reads whose sizes the first 8 bytes seed: both
+/// must see the same requests (see `header_case::check::compare`).
 pub fn connection(data: &[u8]) {
-    let step = data.first().map_or(1, |b| usize::from(*b % 61) + 1);
-    let mut io = CaseIo::new(data);
-    let conn = io.connection();
-    let mut cx = Context::from_waker(Waker::noop());
-    let mut buf = vec![0u8; step];
-    loop {
-        let mut read = ReadBuf::new(&mut buf);
-        match Pin::new(&mut io).poll_read(&mut cx, &mut read) {
-            Poll::Ready(Ok(())) if !read.filled().is_empty() => {}
-            _ => break,
-        }
-    }
-    while conn.next_request_names().is_some() {}
+    let (seed, stream) = data.split_at(data.len().min(8));
+    let mut le = [0u8; 8];
+    le[..seed.len()].copy_from_slice(seed);
+    crate::header_case::check::compare(stream, u64::from_le_bytes(le));
 }
 
 /// Header lines (`name: value`, one a line) through every typed header

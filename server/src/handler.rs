@@ -87,8 +87,11 @@ pub fn serve(
                     |_| AppConfig::default(),
                 ));
             let acceptor = acceptor.clone();
+            // Made here, on the worker's thread, once per worker.
+            let config = actix_http::ServiceConfig::default();
             fn_service(move |io: actix_rt::net::TcpStream| {
                 let acceptor = acceptor.clone();
+                let config = config.clone();
                 async move {
                     let peer = io.peer_addr().ok();
                     let _ = io.set_nodelay(true);
@@ -102,7 +105,7 @@ pub fn serve(
                             Transport::Tls(Box::new(tls))
                         }
                     };
-                    Ok::<_, DispatchError>((CaseIo::new(transport), Protocol::Http1, peer))
+                    Ok::<_, DispatchError>((CaseIo::new(transport, config), Protocol::Http1, peer))
                 }
             })
             .and_then(http)
@@ -121,9 +124,8 @@ async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>
     // Every time on the answer comes from the injected clock (Date, and the
     // error body's Time line), so a server under a test clock is consistent.
     let now = state.clock.now();
-    // Taken for every request, so each connection's queue stays in step.
     let meta_names = req
-        .conn_data::<Arc<Connection>>()
+        .conn_data::<std::rc::Rc<Connection>>()
         .and_then(|c| c.next_request_names());
     let (result, version) = process(&req, body, state, meta_names).await;
     let mut response = match result {
@@ -195,6 +197,14 @@ async fn process(
             return Err(ApiError::InvalidHeaderValue {
                 name: "x-ms-client-request-id".into(),
                 value: String::from_utf8_lossy(id.as_bytes()).into_owned(),
+            });
+        }
+        // The connection layer's private header is the server's own; taken
+        // from a client it could rename another request's metadata.
+        if let Some(v) = req.headers().get(crate::header_case::NAMES_HEADER) {
+            return Err(ApiError::InvalidHeaderValue {
+                name: crate::header_case::NAMES_HEADER.into(),
+                value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
             });
         }
         let query = Query::parse(req.query_string())?;

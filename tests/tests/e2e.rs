@@ -8,6 +8,7 @@ mod e2e {
     mod blobs;
     mod blocks;
     mod conditions;
+    mod connection;
     mod containers;
     mod contention;
     mod copy;

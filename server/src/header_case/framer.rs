@@ -1,6 +1,7 @@
 //! Incremental HTTP/1.1 message framing: splits a byte stream into message
 //! heads and bodies without interpreting the bodies. Pure; fed by the
-//! connection wrapper in both directions.
+//! connection wrapper with the responses actix-http writes (requests are
+//! read with actix-http's own decoder instead).
 
 /// How the body after a head is delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,19 +19,22 @@ pub(crate) enum Framing {
 pub(crate) enum Piece<'a> {
     /// A complete head, from the start line to the blank line inclusive.
     Head(&'a [u8]),
-    /// Body bytes (or bytes after the framer gave up).
+    /// Body bytes (or everything after a body that runs until the close).
     Body(&'a [u8]),
 }
 
-/// The largest head the framer buffers; past it, it stops framing.
-const MAX_HEAD: usize = 64 * 1024;
+/// The largest head the framer buffers; past it, what it holds is handed
+/// on as a head (which then does not parse). A response head repeats at
+/// most a request header, and actix-http reads no request head over
+/// 128 KiB.
+const MAX_HEAD: usize = 1024 * 1024;
 
 #[derive(Debug)]
 enum State {
     Head(Vec<u8>),
     Length(u64),
     Chunked(Chunk),
-    /// Framing was lost (or the body runs to the end): pass bytes through.
+    /// The body runs to the end, or framing was lost: pass bytes through.
     Opaque,
 }
 
@@ -69,6 +73,11 @@ impl Framer {
     /// True once framing was lost; everything is then passed as body.
     pub(crate) fn is_opaque(&self) -> bool {
         matches!(self.state, State::Opaque)
+    }
+
+    /// True between messages: before the first byte of the next head.
+    pub(crate) fn at_message_start(&self) -> bool {
+        matches!(&self.state, State::Head(buf) if buf.is_empty())
     }
 
     /// Body bytes the framer expects before the next head, when known.
@@ -127,7 +136,8 @@ impl Framer {
                     if buf.len() > MAX_HEAD {
                         let all = std::mem::take(buf);
                         self.state = State::Opaque;
-                        sink(Piece::Body(&all));
+                        sink(Piece::Head(&all));
+                        return (input.len(), true);
                     }
                     return (input.len(), false);
                 };
@@ -359,12 +369,29 @@ mod tests {
     }
 
     #[test]
-    fn an_oversized_head_stops_framing_without_losing_bytes() {
-        let mut stream = b"GET / HTTP/1.1\r\nX: ".to_vec();
+    fn an_oversized_head_is_handed_on_as_a_head_and_stops_framing() {
+        let mut stream = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
         stream.extend(std::iter::repeat_n(b'a', MAX_HEAD + 10));
         let (heads, body, opaque) = run(&stream, 4096, &[]);
-        assert!(heads.is_empty());
-        assert_eq!(body.len(), stream.len());
+        assert_eq!(heads.len(), 1);
+        assert!(heads[0].len() > MAX_HEAD);
+        assert_eq!(heads[0].len() + body.len(), stream.len());
         assert!(opaque);
+    }
+
+    #[test]
+    fn at_message_start_only_between_messages() {
+        let mut f = Framer::new();
+        assert!(f.at_message_start());
+        let mut sink = |p: Piece<'_>| match p {
+            Piece::Head(_) => Some(Framing::Length(2)),
+            Piece::Body(_) => None,
+        };
+        f.feed(b"HTTP/1.1 200 OK\r\n", &mut sink);
+        assert!(!f.at_message_start());
+        f.feed(b"\r\na", &mut sink);
+        assert!(!f.at_message_start());
+        f.feed(b"b", &mut sink);
+        assert!(f.at_message_start());
     }
 }

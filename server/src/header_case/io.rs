@@ -1,41 +1,49 @@
-//! The connection wrapper: records request heads on read, rewrites response
-//! heads on write.
+//! The connection wrapper: reads requests with actix-http's own decoder
+//! ([`Mirror`]) before handing their bytes on, and rewrites response heads
+//! on write.
 
-use std::collections::VecDeque;
+use std::cell::{RefCell, RefMut};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, ready};
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker, ready};
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::framer::{Framer, Piece};
-use super::heads::{request_facts, rewrite_response_head};
+use super::heads::rewrite_response_head;
+use super::mirror::{Mirror, Stop};
 
 /// Per-connection state shared between the wrapper and the handlers
-/// (reached through the request's connection data).
-#[derive(Debug, Default)]
+/// (reached through the request's connection data; a connection lives on
+/// one worker thread).
+#[derive(Debug)]
 pub(crate) struct Connection {
-    state: Mutex<Queues>,
-}
-
-#[derive(Debug, Default)]
-struct Queues {
-    /// Metadata names of requests not yet handled, in order.
-    names: VecDeque<Vec<String>>,
-    /// Whether each request not yet answered was a HEAD, in order.
-    heads: VecDeque<bool>,
+    mirror: RefCell<Mirror>,
 }
 
 impl Connection {
-    /// The `x-ms-meta-*` names (exact case) of the next request handled on
-    /// this connection; called once per request. `None` when unknown.
+    /// The `x-ms-meta-*` names (exact case) of the request being handled
+    /// on this connection: actix-http is given no byte of a request before
+    /// the answer to the one before it was written, so the request a
+    /// handler runs for is always the first one not yet answered.
     pub(crate) fn next_request_names(&self) -> Option<Vec<String>> {
-        self.lock().names.pop_front()
+        self.lock().current().map(|p| std::mem::take(&mut p.names))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queues> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    /// Marks the current request answered, as writing its answer does;
+    /// for the differential check, which has no writer.
+    pub(crate) fn answer_current(&self) {
+        self.lock().answered();
+    }
+
+    /// Whether the layer found bytes actix-http refuses.
+    pub(crate) fn refused(&self) -> bool {
+        self.lock().stopped() == Some(Stop::Refused)
+    }
+
+    fn lock(&self) -> RefMut<'_, Mirror> {
+        self.mirror.borrow_mut()
     }
 }
 
@@ -43,20 +51,33 @@ impl Connection {
 #[derive(Debug)]
 pub(crate) struct CaseIo<T> {
     inner: T,
-    conn: Arc<Connection>,
-    reader: Framer,
+    conn: Rc<Connection>,
+    /// Bytes read from the socket that actix-http may not read yet.
+    held: BytesMut,
+    /// Bytes handed to actix-http in all.
+    delivered: u64,
+    /// Woken when held bytes may go.
+    read_waker: Option<Waker>,
     writer: Framer,
+    /// A final answer's head was written and its body is not complete.
+    answering: bool,
     /// Rewritten bytes accepted from actix but not yet written to the socket.
     out: BytesMut,
 }
 
 impl<T> CaseIo<T> {
-    pub(crate) fn new(inner: T) -> CaseIo<T> {
+    /// Wraps `inner`; `config` is the worker's actix-http configuration.
+    pub(crate) fn new(inner: T, config: actix_http::ServiceConfig) -> CaseIo<T> {
         CaseIo {
             inner,
-            conn: Arc::new(Connection::default()),
-            reader: Framer::new(),
+            conn: Rc::new(Connection {
+                mirror: RefCell::new(Mirror::new(config)),
+            }),
+            held: BytesMut::new(),
+            delivered: 0,
+            read_waker: None,
             writer: Framer::new(),
+            answering: false,
             out: BytesMut::new(),
         }
     }
@@ -67,9 +88,29 @@ impl<T> CaseIo<T> {
     }
 
     /// The handle handlers use to learn the names of their request.
-    pub(crate) fn connection(&self) -> Arc<Connection> {
-        Arc::clone(&self.conn)
+    pub(crate) fn connection(&self) -> Rc<Connection> {
+        Rc::clone(&self.conn)
     }
+
+    /// Ends the answer being written once its body is complete, letting
+    /// actix-http read the next request.
+    fn finish_answer(&mut self) {
+        if self.answering && self.writer.at_message_start() {
+            self.answering = false;
+            self.conn.lock().answered();
+            if let Some(w) = self.read_waker.take() {
+                w.wake();
+            }
+        }
+    }
+}
+
+fn disagreed() -> std::io::Error {
+    tracing::error!("the connection layer and actix-http read a request head differently");
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "the connection layer and actix-http read a request head differently",
+    )
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for CaseIo<T> {
@@ -79,23 +120,45 @@ impl<T: AsyncRead + Unpin> AsyncRead for CaseIo<T> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
+        let allowed = this.conn.lock().allowed();
+        if !this.held.is_empty() {
+            let n = allowed
+                .saturating_sub(this.delivered)
+                .min(this.held.len() as u64)
+                .min(buf.remaining() as u64) as usize;
+            if n == 0 {
+                this.read_waker = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            buf.put_slice(&this.held[..n]);
+            this.held.advance(n);
+            this.delivered += n as u64;
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
         ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        let conn = &this.conn;
-        this.reader
-            .feed(&buf.filled()[before..], &mut |piece| match piece {
-                Piece::Head(head) => {
-                    let facts = request_facts(head)?;
-                    let mut q = conn.lock();
-                    q.names.push_back(facts.meta_names);
-                    q.heads.push_back(facts.is_head);
-                    Some(facts.framing)
-                }
-                Piece::Body(_) => None,
-            });
-        if this.reader.is_opaque() {
-            // Requests from here on cannot be matched with their heads.
-            conn.lock().names.clear();
+        let new = &buf.filled()[before..];
+        if new.is_empty() {
+            return Poll::Ready(Ok(()));
+        }
+        let (allowed, stopped) = {
+            let mut mirror = this.conn.lock();
+            mirror.feed(new);
+            (mirror.allowed(), mirror.stopped())
+        };
+        if stopped == Some(Stop::Disagreed) {
+            return Poll::Ready(Err(disagreed()));
+        }
+        let keep = allowed.saturating_sub(this.delivered).min(new.len() as u64) as usize;
+        if keep < new.len() {
+            this.held.extend_from_slice(&new[keep..]);
+            buf.set_filled(before + keep);
+        }
+        this.delivered += keep as u64;
+        if keep == 0 {
+            // Nothing may go yet; a finished answer wakes this task.
+            this.read_waker = Some(cx.waker().clone());
+            return Poll::Pending;
         }
         Poll::Ready(Ok(()))
     }
@@ -124,6 +187,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for CaseIo<T> {
         let this = self.get_mut();
         ready!(this.poll_drain(cx))?;
         if this.writer.is_opaque() {
+            // A body that runs until the connection closes (an HTTP/1.0
+            // answer of unknown length): nothing follows it.
             return Pin::new(&mut this.inner).poll_write(cx, buf);
         }
         // Body bytes of known length go straight to the socket: no copy.
@@ -131,44 +196,42 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for CaseIo<T> {
             let n = (remaining.min(buf.len() as u64)) as usize;
             let written = ready!(Pin::new(&mut this.inner).poll_write(cx, &buf[..n]))?;
             this.writer.feed(&buf[..written], &mut |_| None);
+            this.finish_answer();
             return Poll::Ready(Ok(written));
         }
         // Up to the end of the next head only: the body after it comes back
         // in the next call and goes straight to the socket, instead of
         // being copied here (a listing page is megabytes).
-        let (conn, out) = (&this.conn, &mut this.out);
+        let was_head = this.conn.lock().current().is_some_and(|p| p.is_head);
+        let (out, answering) = (&mut this.out, &mut this.answering);
+        let mut unreadable = false;
         let taken = this
             .writer
             .feed_through_head(buf, &mut |piece| match piece {
-                Piece::Head(head) => {
-                    let was_head = {
-                        let q = conn.lock();
-                        q.heads.front().copied()
-                    };
-                    let rewritten = match was_head {
-                        Some(h) => rewrite_response_head(head, h),
-                        // No record of the request: stop rewriting for good.
-                        None => None,
-                    };
-                    match rewritten {
-                        Some(r) => {
-                            if r.is_final {
-                                conn.lock().heads.pop_front();
-                            }
-                            out.extend_from_slice(&r.bytes);
-                            Some(r.framing)
-                        }
-                        None => {
-                            out.extend_from_slice(head);
-                            None
-                        }
+                Piece::Head(head) => match rewrite_response_head(head, was_head) {
+                    Some(r) => {
+                        *answering |= r.is_final;
+                        out.extend_from_slice(&r.bytes);
+                        Some(r.framing)
                     }
-                }
+                    None => {
+                        unreadable = true;
+                        None
+                    }
+                },
                 Piece::Body(body) => {
                     out.extend_from_slice(body);
                     None
                 }
             });
+        if unreadable {
+            tracing::error!("the connection layer cannot read a response head actix-http wrote");
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "unreadable response head",
+            )));
+        }
+        this.finish_answer();
         // The bytes taken are ours now; write what the socket takes.
         match this.poll_drain(cx) {
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),

@@ -3,17 +3,31 @@
 //!
 //! actix-web lowercases header names when it parses a request and when it
 //! writes a response, so the case would be lost both ways. This layer sits
-//! between the socket and actix: it frames each direction of the connection
-//! itself ([`framer`]), records the `x-ms-meta-*` names of every request head
-//! as sent, and rewrites `x-ms-meta-*` names in response heads from a
-//! private header the handler adds ([`heads::NAMES_HEADER`]). Bodies pass
-//! through untouched. If framing is ever lost on a connection, the layer
-//! stops rewriting for the rest of it (names are then lowercase), so bytes
-//! are never changed unless their framing is known.
+//! between the socket and actix:
+//!
+//! - Requests: it reads the bytes from the client with actix-http's own
+//!   HTTP/1 decoder ([`mirror`]), so where a request starts and ends is
+//!   decided by one parser, never two, and records the `x-ms-meta-*` names
+//!   of each request head as sent. It hands actix a request's bytes only
+//!   once the answer to the request before it was written: actix then
+//!   decodes requests one at a time, which pipelined requests need (its
+//!   encoder takes HEAD-ness and the HTTP version from the request it
+//!   decoded last), and the request a handler runs for is always the first
+//!   one not yet answered.
+//! - Responses: it frames what actix writes ([`framer`]), and rewrites
+//!   `x-ms-meta-*` names in each response head from a private header the
+//!   handler adds ([`heads::NAMES_HEADER`]), which it always removes.
+//!   Bodies pass through untouched.
+//!
+//! It never stops rewriting on a connection that goes on: bytes actix
+//! refuses end the connection in actix, and anything the layer cannot read
+//! ends it with an error.
 
+pub(crate) mod check;
 mod framer;
 mod heads;
 mod io;
+mod mirror;
 
 pub(crate) use heads::NAMES_HEADER;
 pub(crate) use io::{CaseIo, Connection};
