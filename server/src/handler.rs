@@ -18,6 +18,7 @@ use crate::target::{Query, Target};
 use crate::transport::Transport;
 use crate::{version, xml};
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// The longest `x-ms-client-request-id` (spec/00-overview.md §3, §10).
 const MAX_CLIENT_REQUEST_ID: usize = 1024;
@@ -45,6 +46,24 @@ pub fn serve(
     state: Arc<AppState>,
     workers: usize,
     tls: Option<Arc<rustls::ServerConfig>>,
+) -> std::io::Result<Server> {
+    serve_until(listener, state, workers, tls, CancellationToken::new())
+}
+
+/// [`serve`], and once `shutdown` is cancelled every connection closes as
+/// soon as no request is under way on it: at once for idle keep-alive
+/// connections, after its answer for a request in flight. Cancel it when
+/// the server is asked to stop gracefully, which otherwise waits for idle
+/// keep-alive connections until they time out.
+///
+/// # Errors
+/// The listener cannot be used.
+pub fn serve_until(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    workers: usize,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    shutdown: CancellationToken,
 ) -> std::io::Result<Server> {
     use actix_http::error::DispatchError;
     use actix_http::{HttpService, Protocol};
@@ -89,9 +108,11 @@ pub fn serve(
             let acceptor = acceptor.clone();
             // Made here, on the worker's thread, once per worker.
             let config = actix_http::ServiceConfig::default();
+            let shutdown = shutdown.clone();
             fn_service(move |io: actix_rt::net::TcpStream| {
                 let acceptor = acceptor.clone();
                 let config = config.clone();
+                let shutdown = shutdown.clone();
                 async move {
                     let peer = io.peer_addr().ok();
                     let _ = io.set_nodelay(true);
@@ -105,7 +126,11 @@ pub fn serve(
                             Transport::Tls(Box::new(tls))
                         }
                     };
-                    Ok::<_, DispatchError>((CaseIo::new(transport, config), Protocol::Http1, peer))
+                    Ok::<_, DispatchError>((
+                        CaseIo::new(transport, config, shutdown),
+                        Protocol::Http1,
+                        peer,
+                    ))
                 }
             })
             .and_then(http)

@@ -42,6 +42,6 @@ mod xml;
 pub use accounts::{Account, Accounts};
 pub use config::{Config, GC_INTERVAL};
 pub use error::{ApiError, ErrorAnswer};
-pub use handler::serve;
+pub use handler::{serve, serve_until};
 pub use state::AppState;
 pub use transport::tls_config;

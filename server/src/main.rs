@@ -7,7 +7,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser as _;
 use stowage_blobstore::{Store, SystemClock};
-use stowage_server::{Accounts, AppState, Config, GC_INTERVAL, serve};
+use stowage_server::{Accounts, AppState, Config, GC_INTERVAL, serve_until};
+use tokio_util::sync::CancellationToken;
 
 /// jemalloc with one arena (`.cargo/config.toml`) instead of glibc's
 /// malloc. glibc gives the threads their own arenas and keeps what each one
@@ -41,6 +42,35 @@ fn init_logging(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Cancels `shutdown` on the first SIGTERM, SIGINT or SIGQUIT (Ctrl-C
+/// elsewhere).
+async fn cancel_on_stop_signal(shutdown: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let kinds = [
+            SignalKind::terminate(),
+            SignalKind::interrupt(),
+            SignalKind::quit(),
+        ];
+        let mut streams = Vec::new();
+        for kind in kinds {
+            match signal(kind) {
+                Ok(s) => streams.push(s),
+                Err(e) => tracing::warn!(error = %e, "cannot listen for a stop signal"),
+            }
+        }
+        if streams.is_empty() {
+            return;
+        }
+        let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
+        futures::future::select_all(waits).await;
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+    shutdown.cancel();
+}
+
 fn main() -> anyhow::Result<()> {
     let config = Config::parse();
     init_logging(&config)?;
@@ -71,7 +101,11 @@ fn main() -> anyhow::Result<()> {
             clock,
         });
         let scheme = if tls.is_some() { "https" } else { "http" };
-        let server = serve(listener, state, workers, tls)?;
+        // actix-server stops on the same signals: SIGTERM gracefully,
+        // waiting for open connections; this closes the idle ones.
+        let shutdown = CancellationToken::new();
+        actix_web::rt::spawn(cancel_on_stop_signal(shutdown.clone()));
+        let server = serve_until(listener, state, workers, tls, shutdown)?;
         // Scripts and test harnesses wait for this line.
         println!("Stowage Blob service is successfully listening at {scheme}://{addr}");
         server.await?;

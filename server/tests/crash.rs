@@ -1,6 +1,7 @@
 //! Crash safety with the real binary: kill -9 in the middle of an upload,
 //! restart on the same directory, and find every acknowledged write intact
-//! and no unreferenced bytes left behind (DESIGN.md, "Write order").
+//! and no unreferenced bytes left behind (DESIGN.md, "Write order"). And
+//! the graceful stop on SIGTERM.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -215,4 +216,91 @@ fn kill_during_an_upload_loses_nothing_acknowledged_and_leaves_no_litter() {
         "only the acknowledged blob's extent remains: {files:?}"
     );
     assert!(!files[0].contains('#'));
+}
+
+/// Reads one response with a `content-length` off `s`: (status, body).
+fn read_response(s: &mut TcpStream) -> (u16, Vec<u8>) {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if raw.len() >= end + 4 + length {
+                let status = head[9..12].parse().unwrap();
+                return (status, raw[end + 4..end + 4 + length].to_vec());
+            }
+        }
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed mid-response");
+        raw.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// SIGTERM (issue 16, finding 7) with an idle keep-alive connection and an
+/// upload in flight: the server closes the idle connection at once (it
+/// used to keep it, and the process, until keep-alive ran out 30 s later),
+/// the upload still finishes with 201, and the process exits cleanly.
+#[test]
+fn sigterm_closes_idle_connections_and_lets_requests_in_flight_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut server = start(&data);
+    let container = "/devstoreaccount1/stop?restype=container";
+    assert_eq!(call(server.port, "PUT", container, &[], b"").0, 201);
+
+    // A keep-alive connection, answered once and then idle.
+    let mut idle = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let head = signed_head("GET", container, &[], 0)
+        .replace("connection: close", "connection: keep-alive");
+    idle.write_all(head.as_bytes()).unwrap();
+    assert_eq!(read_response(&mut idle).0, 200);
+
+    // An upload of which half has arrived, and is being written.
+    let size = 4 << 20;
+    let mut upload = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let head = signed_head(
+        "PUT",
+        "/devstoreaccount1/stop/b",
+        &[("x-ms-blob-type", "BlockBlob")],
+        size,
+    );
+    upload.write_all(head.as_bytes()).unwrap();
+    let half = vec![5u8; (size / 2) as usize];
+    upload.write_all(&half).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !extent_files(&data).iter().any(|f| f.contains('#')) {
+        assert!(
+            Instant::now() < deadline,
+            "the upload never reached the disk"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+
+    // The idle connection ends: end of stream, well before the 30 s a
+    // keep-alive connection used to hold the server (the bound only stops
+    // a broken server from hanging the test).
+    idle.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut rest = Vec::new();
+    let closed = idle.read_to_end(&mut rest);
+    assert!(
+        matches!(closed, Ok(0)),
+        "the idle connection was not closed: {closed:?} {rest:?}"
+    );
+
+    upload.write_all(&half).unwrap();
+    assert_eq!(read_response(&mut upload).0, 201);
+
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
 }

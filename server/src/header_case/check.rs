@@ -90,6 +90,7 @@ pub(crate) fn compare(stream: &[u8], seed: u64) {
             rng: Rng::new(seed ^ 0x5151),
         },
         detached_config(),
+        tokio_util::sync::CancellationToken::new(),
     );
     let conn = io.connection();
     let mut actix = Codec::new(detached_config());

@@ -3,12 +3,14 @@
 //! on write.
 
 use std::cell::{RefCell, RefMut};
+use std::future::Future as _;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker, ready};
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use super::framer::{Framer, Piece};
 use super::heads::rewrite_response_head;
@@ -63,12 +65,23 @@ pub(crate) struct CaseIo<T> {
     answering: bool,
     /// Rewritten bytes accepted from actix but not yet written to the socket.
     out: BytesMut,
+    /// Cancelled when the server stops: the connection then ends as soon
+    /// as it is idle.
+    shutdown: CancellationToken,
+    stopping: Pin<Box<WaitForCancellationFutureOwned>>,
 }
 
 impl<T> CaseIo<T> {
-    /// Wraps `inner`; `config` is the worker's actix-http configuration.
-    pub(crate) fn new(inner: T, config: actix_http::ServiceConfig) -> CaseIo<T> {
+    /// Wraps `inner`; `config` is the worker's actix-http configuration;
+    /// once `shutdown` is cancelled, the connection ends when it is idle.
+    pub(crate) fn new(
+        inner: T,
+        config: actix_http::ServiceConfig,
+        shutdown: CancellationToken,
+    ) -> CaseIo<T> {
         CaseIo {
+            stopping: Box::pin(shutdown.clone().cancelled_owned()),
+            shutdown,
             inner,
             conn: Rc::new(Connection {
                 mirror: RefCell::new(Mirror::new(config)),
@@ -90,6 +103,19 @@ impl<T> CaseIo<T> {
     /// The handle handlers use to learn the names of their request.
     pub(crate) fn connection(&self) -> Rc<Connection> {
         Rc::clone(&self.conn)
+    }
+
+    /// Whether the server is stopping and no request is under way on this
+    /// connection (none read in part, none unanswered, no answer half
+    /// written). Registers for a wake-up when the server starts stopping.
+    fn idle_at_shutdown(&mut self, cx: &mut Context<'_>) -> bool {
+        let stopping = self.shutdown.is_cancelled() || self.stopping.as_mut().poll(cx).is_ready();
+        stopping
+            && self.held.is_empty()
+            && self.out.is_empty()
+            && !self.answering
+            && self.writer.at_message_start()
+            && self.conn.lock().is_idle()
     }
 
     /// Ends the answer being written once its body is complete, letting
@@ -120,6 +146,10 @@ impl<T: AsyncRead + Unpin> AsyncRead for CaseIo<T> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
+        if this.idle_at_shutdown(cx) {
+            // The end of the stream: actix closes an idle connection.
+            return Poll::Ready(Ok(()));
+        }
         let allowed = this.conn.lock().allowed();
         if !this.held.is_empty() {
             let n = allowed

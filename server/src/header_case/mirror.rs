@@ -170,6 +170,11 @@ impl Mirror {
         }
     }
 
+    /// Between requests: none read in part, none unanswered.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.pending.is_empty() && self.buf.is_empty() && self.head_start == Some(self.fed)
+    }
+
     /// The request being answered (the first not yet answered).
     pub(crate) fn current(&mut self) -> Option<&mut Pending> {
         self.pending.front_mut()
