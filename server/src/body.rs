@@ -7,7 +7,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::stream::{Stream, StreamExt};
 
-/// How long a body may go without a byte before the request fails.
+use crate::error::ApiError;
+
+/// How long a body may go without a byte before the request fails. Every
+/// operation that reads a body reads it through [`streamed`]: Put Blob,
+/// Put Block and Append Block stream it to the store, the others collect
+/// it with [`collect`].
 pub(crate) const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The payload as an `io::Result` stream that errors after `idle` without data.
@@ -37,6 +42,25 @@ where
     .boxed_local()
 }
 
+/// Collects a body of at most `max` bytes from `stream`: a longer one is
+/// refused as soon as it passes the limit (413 RequestBodyTooLarge), one
+/// that fails or stalls answers 400 InvalidInput, as a Put Blob body that
+/// does.
+pub(crate) async fn collect(
+    mut stream: impl Stream<Item = std::io::Result<Bytes>> + Unpin,
+    max: usize,
+) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| ApiError::InvalidInput)?;
+        if out.len() + chunk.len() > max {
+            return Err(ApiError::RequestBodyTooLarge { max: max as u64 });
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,6 +84,44 @@ mod tests {
         let err = s.next().await.unwrap().unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
         assert!(s.next().await.is_none());
+    }
+
+    /// The collected bodies (block lists, ACLs, batches, service
+    /// properties): whole, too large, failed, stalled before the first byte
+    /// and after some. The clock is paused: the timeout passes at once.
+    #[tokio::test(start_paused = true)]
+    async fn collected_bodies_end_whole_too_large_or_failed() {
+        type Chunks = Vec<Result<Bytes, PayloadError>>;
+        type Expected = Result<Vec<u8>, &'static str>;
+        let ok = |s: &'static [u8]| Ok(Bytes::from_static(s));
+        let cases: Vec<(Chunks, bool, Expected)> = vec![
+            (vec![ok(b"ab"), ok(b"cd")], false, Ok(b"abcd".to_vec())),
+            (
+                vec![ok(b"abc"), ok(b"de")],
+                false,
+                Err("RequestBodyTooLarge"),
+            ),
+            (
+                vec![ok(b"ab"), Err(PayloadError::Incomplete(None))],
+                false,
+                Err("InvalidInput"),
+            ),
+            (vec![], true, Err("InvalidInput")),
+            (vec![ok(b"ab")], true, Err("InvalidInput")),
+        ];
+        for (chunks, stall, expected) in cases {
+            let what = format!("{chunks:?} then stall: {stall}");
+            let tail = if stall {
+                futures::stream::pending().boxed_local()
+            } else {
+                futures::stream::empty().boxed_local()
+            };
+            let body = payload(futures::stream::iter(chunks).chain(tail));
+            let got = collect(streamed(body, BODY_IDLE_TIMEOUT), 4)
+                .await
+                .map_err(|e| e.answer().code);
+            assert_eq!(got, expected, "{what}");
+        }
     }
 
     #[tokio::test(start_paused = true)]

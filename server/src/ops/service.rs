@@ -1,7 +1,6 @@
 //! Service operations (spec/10-operations.md §S1–S4).
 
 use actix_web::{HttpResponse, web};
-use futures::StreamExt;
 use stowage_blobstore::ListContainersInput;
 
 use super::params;
@@ -34,17 +33,14 @@ pub(crate) async fn list_containers(ctx: &RequestContext) -> Result<HttpResponse
 }
 
 /// Collects an XML request body of at most `max` bytes; a longer one is
-/// refused as soon as it passes the limit.
-pub(crate) async fn collect_body(mut body: web::Payload, max: usize) -> Result<Vec<u8>, ApiError> {
-    let mut out = Vec::new();
-    while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|_| ApiError::InvalidInput)?;
-        if out.len() + chunk.len() > max {
-            return Err(ApiError::RequestBodyTooLarge { max: max as u64 });
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out)
+/// refused as soon as it passes the limit, and one that stalls for the
+/// body idle timeout fails like any upload that stalls.
+pub(crate) async fn collect_body(body: web::Payload, max: usize) -> Result<Vec<u8>, ApiError> {
+    crate::body::collect(
+        crate::body::streamed(body, crate::body::BODY_IDLE_TIMEOUT),
+        max,
+    )
+    .await
 }
 
 pub(crate) async fn set_blob_service_properties(
