@@ -252,11 +252,18 @@ mod tests {
     use super::*;
 
     /// The fuzz target's comparison, bounded: a few thousand seeded inputs,
-    /// each split at its own seeded boundaries.
+    /// each split at its own seeded boundaries (`STOWAGE_CHECK_CASES` sets
+    /// how many, `STOWAGE_CHECK_SEED` where the inputs start).
     #[test]
     fn the_layer_and_actix_see_the_same_requests() {
-        let mut rng = Rng::new(16);
-        for case in 0..3000u64 {
+        let env = |name: &str, default: u64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        let mut rng = Rng::new(env("STOWAGE_CHECK_SEED", 16));
+        for case in 0..env("STOWAGE_CHECK_CASES", 3000) {
             let stream = generate(&mut rng);
             let result = std::panic::catch_unwind(|| compare(&stream, case));
             assert!(
