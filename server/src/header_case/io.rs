@@ -58,6 +58,8 @@ pub(crate) struct CaseIo<T> {
     held: BytesMut,
     /// Bytes handed to actix-http in all.
     delivered: u64,
+    /// Of them, filler (see `Mirror::padding`).
+    padded: u64,
     /// Woken when held bytes may go.
     read_waker: Option<Waker>,
     writer: Framer,
@@ -88,6 +90,7 @@ impl<T> CaseIo<T> {
             }),
             held: BytesMut::new(),
             delivered: 0,
+            padded: 0,
             read_waker: None,
             writer: Framer::new(),
             answering: false,
@@ -116,6 +119,31 @@ impl<T> CaseIo<T> {
             && !self.answering
             && self.writer.at_message_start()
             && self.conn.lock().is_idle()
+    }
+
+    /// When no byte may go to actix: the filler that makes it refuse a head
+    /// the layer refused (see `Mirror::padding`), else wait for an answer
+    /// to be written (which wakes this task).
+    fn pad_or_wait(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let pad = self.conn.lock().padding(self.delivered);
+        let n = pad.min(buf.remaining() as u64) as usize;
+        if n == 0 {
+            self.read_waker = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        buf.put_slice(&vec![b'a'; n]);
+        self.delivered += n as u64;
+        self.padded += n as u64;
+        Poll::Ready(Ok(()))
+    }
+
+    /// Filler bytes given to actix in place of a refused head's end.
+    pub(crate) fn padded(&self) -> u64 {
+        self.padded
     }
 
     /// Ends the answer being written once its body is complete, letting
@@ -157,8 +185,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for CaseIo<T> {
                 .min(this.held.len() as u64)
                 .min(buf.remaining() as u64) as usize;
             if n == 0 {
-                this.read_waker = Some(cx.waker().clone());
-                return Poll::Pending;
+                return this.pad_or_wait(cx, buf);
             }
             buf.put_slice(&this.held[..n]);
             this.held.advance(n);
@@ -186,9 +213,8 @@ impl<T: AsyncRead + Unpin> AsyncRead for CaseIo<T> {
         }
         this.delivered += keep as u64;
         if keep == 0 {
-            // Nothing may go yet; a finished answer wakes this task.
-            this.read_waker = Some(cx.waker().clone());
-            return Poll::Pending;
+            buf.set_filled(before);
+            return this.pad_or_wait(cx, buf);
         }
         Poll::Ready(Ok(()))
     }

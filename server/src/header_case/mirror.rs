@@ -23,6 +23,12 @@ pub(crate) const MAX_HEAD: usize = 131_072;
 /// actix-http's limit on the number of header lines in a head.
 const MAX_HEADERS: usize = 96;
 
+/// The longest header name the `http` crate takes. httparse accepts longer
+/// ones, and actix-http 3.20 then panics on them (it unwraps the name's
+/// conversion), dropping the connection without an answer; the mirror
+/// refuses such a head before actix-http reads it whole.
+const MAX_NAME: usize = 65_535;
+
 const META: &[u8] = b"x-ms-meta-";
 
 /// A request read and not yet answered.
@@ -57,6 +63,9 @@ pub(crate) struct Mirror {
     /// Where the head being read starts, when between requests.
     head_start: Option<u64>,
     stopped: Option<Stop>,
+    /// For a head refused for a name too long: where it ends. actix is
+    /// given all of it but its last byte, then filler (see [`Mirror::padding`]).
+    refused_head_end: Option<u64>,
     pending: VecDeque<Pending>,
 }
 
@@ -81,6 +90,7 @@ impl Mirror {
             fed: 0,
             head_start: Some(0),
             stopped: None,
+            refused_head_end: None,
             pending: VecDeque::new(),
         }
     }
@@ -106,6 +116,12 @@ impl Mirror {
             Some(_) => exact_names(&self.buf).unwrap_or_default(),
             None => None,
         };
+        if let (Some(start), Some((len, _))) = (self.head_start, &head)
+            && longest_name(&self.buf[..*len]) > MAX_NAME
+        {
+            self.refused_head_end = Some(start + *len as u64);
+            return self.stop(Stop::Refused);
+        }
         let before = self.buf.len();
         let decoded = self.codec.decode(&mut self.buf);
         let offset = self.fed - self.buf.len() as u64;
@@ -157,12 +173,31 @@ impl Mirror {
         self.stopped
     }
 
+    /// After a head refused for a name too long, how many filler bytes
+    /// actix-http is to be given once it has `delivered` bytes of the
+    /// stream: up to [`MAX_HEAD`] bytes from the head's start, so that it
+    /// refuses the head as too large (431), or, when the filler lands after
+    /// a CR, as malformed (400). 0 otherwise.
+    pub(crate) fn padding(&self, delivered: u64) -> u64 {
+        match (self.refused_head_end, self.head_start) {
+            (Some(end), Some(start)) if delivered + 1 >= end => {
+                (start + MAX_HEAD as u64).saturating_sub(delivered)
+            }
+            _ => 0,
+        }
+    }
+
     /// How many bytes of the stream actix-http may read now: up to the end
     /// of the first request not yet answered, so that actix never decodes
     /// a request before it has written the answer to the one before (its
     /// encoder takes HEAD-ness and version from the request it decoded
-    /// last); and no more than [`MAX_HEAD`] bytes of a head.
+    /// last); and no more than [`MAX_HEAD`] bytes of a head (of a head
+    /// refused for a name too long, all but its last byte).
     pub(crate) fn allowed(&self) -> u64 {
+        if let Some(end) = self.refused_head_end {
+            let gate = self.pending.front().and_then(|p| p.end).unwrap_or(end - 1);
+            return gate.min(end - 1);
+        }
         let gate = self.pending.front().and_then(|p| p.end).unwrap_or(self.fed);
         match self.head_start {
             Some(start) => gate.min(start + MAX_HEAD as u64),
@@ -222,9 +257,20 @@ fn exact_names(buf: &[u8]) -> Result<Option<(usize, Vec<String>)>, ()> {
     Ok(Some((len, names)))
 }
 
-/// The name after `x-ms-meta-` (any case), when there is one.
+/// The length of the longest header name in a complete head (which
+/// httparse accepted: every line up to the blank one has a name).
+fn longest_name(head: &[u8]) -> usize {
+    head.split(|b| *b == b'\n')
+        .skip(1)
+        .map(|line| line.iter().position(|b| *b == b':').unwrap_or(0))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The name after `x-ms-meta-` (any case; empty for `x-ms-meta-` itself),
+/// when the header is one.
 fn meta_suffix(name: &[u8]) -> Option<&[u8]> {
-    (name.len() > META.len() && name[..META.len()].eq_ignore_ascii_case(META))
+    (name.len() >= META.len() && name[..META.len()].eq_ignore_ascii_case(META))
         .then(|| &name[META.len()..])
 }
 
@@ -330,6 +376,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_head_with_a_name_too_long_is_never_given_whole_to_actix() {
+        let mut head = b"GET / HTTP/1.1\r\nHost: h\r\nX".to_vec();
+        head.resize(head.len() + MAX_NAME, b'n');
+        head.extend_from_slice(b": v\r\n\r\n");
+        for step in [1000, head.len()] {
+            let m = fed(&head, step);
+            assert_eq!(m.stopped(), Some(Stop::Refused), "step {step}");
+            let all_but_last = head.len() as u64 - 1;
+            assert_eq!(m.allowed(), all_but_last);
+            assert_eq!(m.padding(all_but_last), MAX_HEAD as u64 - all_but_last);
+            assert_eq!(m.padding(all_but_last - 1), 0, "real bytes first");
+        }
+        // A name of the longest length the http crate takes is served.
+        let mut head = b"GET / HTTP/1.1\r\nHost: h\r\nX".to_vec();
+        head.resize(head.len() + MAX_NAME - 1, b'n');
+        head.extend_from_slice(b": v\r\n\r\n");
+        let m = fed(&head, 1000);
+        assert_eq!((m.stopped(), m.pending.len()), (None, 1));
     }
 
     #[test]

@@ -400,3 +400,22 @@ async fn a_clients_private_header_is_refused() {
     assert_eq!(meta_lines(&rs[1]), ["x-ms-meta-Stored: yes"]);
     assert_private_header_never_sent(&rs);
 }
+
+/// A header name longer than 65,535 bytes (which httparse accepts and the
+/// `http` crate does not; actix-http 3.20 panics on it and drops the
+/// connection without an answer) is refused with actix's own 400, and the
+/// server goes on serving.
+#[tokio::test]
+async fn a_header_name_over_64_kib_is_refused_with_400() {
+    let server = TestServer::start().await;
+    let container = container_with_blob(&server, b"x").await;
+    let path = format!("/{container}/b");
+    let name = format!("X{}", "n".repeat(65_535));
+    let requests = signed(&server, "GET", &path, &[(&name, "v")], &[], true);
+    let rs = responses(&send_all(&server, &requests).await, &[false]);
+    assert_eq!(rs.len(), 1);
+    assert_eq!((rs[0].status, rs[0].header("x-ms-error-code")), (400, None));
+    let requests = signed(&server, "HEAD", &path, &[], &[], true);
+    let rs = responses(&send_all(&server, &requests).await, &[true]);
+    assert_eq!(rs[0].status, 200);
+}
