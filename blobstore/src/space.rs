@@ -118,6 +118,8 @@ impl Space {
     }
 
     fn mark_full(&self) {
+        // The next second of writes is refused without a probe.
+        *self.last_try.lock().unwrap_or_else(|e| e.into_inner()) = Some(self.clock.now());
         if self.full.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -256,8 +258,11 @@ mod tests {
         assert!(space.is_full());
         assert!(!reserve.exists(), "the reserve is released");
 
-        // The first refused write tries to recover (and here succeeds: the
+        // Writes within the next second are refused without a probe; then
+        // a refused write tries to recover (and here succeeds: the
         // temporary directory has room).
+        assert!(matches!(space.admit().await, Err(Error::DiskFull)));
+        clock.advance(RETRY_EVERY);
         assert!(space.admit().await.is_ok());
         assert!(!space.is_full());
         assert!(reserve.exists());
