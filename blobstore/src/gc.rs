@@ -6,11 +6,13 @@
 //! grace period (except those a reader is still streaming), in batches,
 //! until none is left; then it gives the metadata file's free pages back.
 //! The collector runs again when the oldest garbage left comes of age, and
-//! at least every `interval`. So, whatever the rate of overwrites and
-//! deletes, the data directory holds the live data, plus what became
-//! garbage within the last grace period and one interval (plus extents
-//! pinned by readers, and the disk reserve): the work of a pass is
-//! proportional to what became garbage, with no cap per pass.
+//! at least every `interval`; as long as `interval` is shorter than the
+//! grace period, it is awake before anything recorded while it slept
+//! comes of age. So, whatever the rate of overwrites and deletes, the data
+//! directory holds the live data, plus what became garbage within the last
+//! grace period and the running pass (plus extents pinned by readers, and
+//! the disk reserve): the work of a pass is proportional to what became
+//! garbage, with no cap per pass.
 
 use std::time::{Duration, SystemTime};
 
