@@ -169,6 +169,12 @@ async fn a_full_tmpfs_refuses_writes_serves_deletes_and_recovers_without_a_resta
     assert!(written.len() >= 10, "only {} blobs fit", written.len());
     assert_writes_refused(&c, ctr).await;
 
+    // A restart on the full disk starts, full, and serves reads and deletes.
+    drop(c);
+    let server = server.restart().await;
+    let c = server.client();
+    assert_writes_refused(&c, ctr).await;
+
     // Deletes and lease releases work; what was acknowledged is intact.
     delete(&c, ctr, &written.pop().expect("a blob")).await;
     release_lease(&c, ctr, "keep").await;
