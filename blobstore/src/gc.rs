@@ -131,6 +131,26 @@ impl Store {
             .await
     }
 
+    /// Caps the metadata database at `pages` pages (SQLite's
+    /// `max_page_count`; never below its current size, which it returns),
+    /// so that a write that needs more fails as on a full disk. For tests
+    /// that inject a full disk into the database layer.
+    ///
+    /// # Errors
+    /// Database failures.
+    #[doc(hidden)]
+    pub async fn limit_database_pages(&self, pages: u64) -> Result<u64> {
+        self.inner
+            .db
+            .write_reserved(move |tx| {
+                let pages = i64::try_from(pages).unwrap_or(i64::MAX);
+                let set: i64 =
+                    tx.pragma_update_and_check(None, "max_page_count", pages, |r| r.get(0))?;
+                Ok(u64::try_from(set).unwrap_or_default())
+            })
+            .await
+    }
+
     /// How long the collector may wait before the oldest garbage comes of
     /// age: `None` when there is no garbage.
     async fn until_next_due(&self) -> Result<Option<Duration>> {

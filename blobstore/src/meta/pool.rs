@@ -36,6 +36,8 @@ trait Finish: Send {
     fn finish(self: Box<Self>, committed: Result<(), &Failure>);
     /// Whether the write itself succeeded (its savepoint is kept).
     fn succeeded(&self) -> bool;
+    /// Whether the write failed because the disk is full.
+    fn found_disk_full(&self) -> bool;
 }
 
 /// Why a group (or a write in it) could not be committed. Kept apart from
@@ -111,6 +113,10 @@ impl<T: Send + 'static> Finish for Done<T> {
 
     fn succeeded(&self) -> bool {
         self.out.is_ok()
+    }
+
+    fn found_disk_full(&self) -> bool {
+        self.out.as_ref().is_err_and(Error::is_disk_full)
     }
 }
 
@@ -279,7 +285,12 @@ fn commit_group(conn: &mut Connection, group: Vec<Box<dyn WriteJob>>) {
             "ROLLBACK TO job; RELEASE job"
         };
         if let Err(e) = tx.execute_batch(end) {
-            broken = Some(Failure::of(&e));
+            // SQLite rolls the whole transaction back itself after some
+            // failures, a full disk among them; then the savepoint is gone
+            // and so is every write of the group.
+            let mut failure = Failure::of(&e);
+            failure.disk_full |= done.found_disk_full();
+            broken = Some(failure);
         }
         finished.push(done);
     }
