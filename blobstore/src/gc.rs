@@ -212,17 +212,48 @@ impl Store {
                 if let Err(e) = store.collect_garbage().await {
                     tracing::error!(error = %e, "garbage collection pass failed");
                 }
-                let pause = match store.until_next_due().await {
-                    Ok(Some(due)) => due.clamp(MIN_PAUSE, interval.max(MIN_PAUSE)),
-                    Ok(None) => interval,
-                    Err(e) => {
-                        tracing::error!(error = %e, "garbage collection pass failed");
-                        interval
-                    }
-                };
+                let next_due = store.until_next_due().await.unwrap_or_else(|e| {
+                    tracing::error!(error = %e, "garbage collection pass failed");
+                    None
+                });
+                let pause = pause(next_due, interval);
                 drop(store);
                 tokio::time::sleep(pause).await;
             }
         })
+    }
+}
+
+/// How long the collector sleeps after a pass: until the oldest garbage
+/// left comes of age (`next_due`), but at least [`MIN_PAUSE`] (garbage
+/// pinned by a reader is past due and must not make it spin) and at most
+/// `interval` (so garbage recorded while it sleeps is not waited on longer
+/// than that).
+fn pause(next_due: Option<Duration>, interval: Duration) -> Duration {
+    let longest = interval.max(MIN_PAUSE);
+    next_due.map_or(longest, |due| due.clamp(MIN_PAUSE, longest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_collector_sleeps_until_the_oldest_garbage_comes_of_age() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        let cases = [
+            // (next due, interval, pause)
+            (None, s(10), s(10)),
+            (Some(s(3)), s(10), s(3)),
+            (Some(s(25)), s(10), s(10)),
+            (Some(Duration::ZERO), s(10), MIN_PAUSE),
+            (Some(ms(50)), s(10), MIN_PAUSE),
+            (Some(s(3)), ms(10), MIN_PAUSE),
+            (None, ms(10), MIN_PAUSE),
+        ];
+        for (due, interval, expected) in cases {
+            assert_eq!(pause(due, interval), expected, "{due:?} {interval:?}");
+        }
     }
 }
