@@ -51,6 +51,8 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
 fn to_v4(conn: &Connection) -> Result<()> {
     let mode: i64 = conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
     if mode != AUTO_VACUUM_INCREMENTAL {
+        // Takes a while on a large file, and room for a copy of it.
+        tracing::info!("rewriting the metadata database once so that it can give space back");
         conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
         conn.execute_batch("VACUUM")?;
     }
