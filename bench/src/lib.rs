@@ -19,6 +19,7 @@
 //!     quick: true,
 //!     server_pid: None,
 //!     nonce: "demo".into(),
+//!     data_dir: None,
 //! };
 //! for record in workloads::run("put-4k", &ctx).await? {
 //!     println!("{}", serde_json::to_string(&record)?);

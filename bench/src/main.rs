@@ -55,7 +55,8 @@ struct RunArgs {
     concurrency: usize,
     /// Workloads to run, comma-separated or repeated: put-4k, get-4k, head,
     /// lease-cycle, block-upload, put-64m, put-1g, get-large, list-10k,
-    /// list-1m, contended-increments, appenders. Default all (with --quick,
+    /// list-1m, contended-increments, appenders, and overwrite (only when
+    /// named; needs --data-dir). Default all but overwrite (with --quick,
     /// the small ones).
     #[arg(long = "workload", short = 'w', value_delimiter = ',')]
     workloads: Vec<String>,
@@ -71,6 +72,9 @@ struct RunArgs {
     /// A round number copied into each line.
     #[arg(long, default_value_t = 0)]
     round: u32,
+    /// The server's data directory (the overwrite workload measures it).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -114,6 +118,7 @@ async fn run(args: RunArgs) -> Result<bool> {
         quick: args.quick,
         server_pid: args.server_pid,
         nonce: format!("{nanos:x}"),
+        data_dir: args.data_dir,
     };
     let names: Vec<String> = match (args.workloads.is_empty(), args.quick) {
         (false, _) => args.workloads,

@@ -107,12 +107,56 @@ pub enum Error {
     /// A blocking task panicked or was cancelled.
     #[error("background task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// The disk of the data directory is full: writes that need room are
+    /// refused until space comes back (deletes and lease actions still run,
+    /// on the room the store keeps in reserve for them).
+    #[error("the disk of the data directory is full")]
+    DiskFull,
     /// A failure inside the engine (a failed group commit, a panicked write).
     #[error("internal error: {0}")]
     Internal(String),
     /// Stored data that cannot be read back (a bug or a damaged database).
     #[error("corrupt metadata: {0}")]
     Corrupt(String),
+}
+
+impl Error {
+    /// True when this failure is the file system running out of room:
+    /// `ENOSPC` or `EDQUOT` from a file write, or SQLite's `SQLITE_FULL`
+    /// ("database or disk is full").
+    pub(crate) fn is_disk_full(&self) -> bool {
+        match self {
+            Error::DiskFull => true,
+            Error::Db(e) => sqlite_full(e),
+            Error::Io(e) => io_full(e),
+            Error::ObjectStore(e) => source_chain_is_full(e),
+            _ => false,
+        }
+    }
+}
+
+pub(crate) fn sqlite_full(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+}
+
+fn io_full(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
+}
+
+/// The object store wraps the `io::Error` of a failed file write in its own
+/// errors; this looks for it among their sources.
+fn source_chain_is_full(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if err.downcast_ref::<std::io::Error>().is_some_and(io_full) {
+            return true;
+        }
+        next = err.source();
+    }
+    false
 }
 
 impl From<ConditionFailure> for Error {

@@ -18,6 +18,7 @@ use object_store::{
 };
 
 use crate::hashing::BodyMd5;
+use crate::space::Space;
 use crate::{Error, Result};
 
 /// Bodies up to this size are collected and written with one `put`; larger
@@ -101,14 +102,21 @@ pub(crate) struct Extents {
     /// The root directory when the store is a `LocalFileSystem`, for the
     /// start-up sweep of staging files (see [`Extents::sweep_staging`]).
     local_root: Option<std::path::PathBuf>,
+    /// Refuses new extents while the disk is full.
+    space: Arc<Space>,
 }
 
 impl Extents {
     pub(crate) fn new(
         store: Arc<dyn ObjectStore>,
         local_root: Option<std::path::PathBuf>,
+        space: Arc<Space>,
     ) -> Extents {
-        Extents { store, local_root }
+        Extents {
+            store,
+            local_root,
+            space,
+        }
     }
 
     /// Removes the staging files of uploads that a crash interrupted.
@@ -151,8 +159,18 @@ impl Extents {
     /// Streams `body` into a new extent. The body must be exactly `declared`
     /// bytes long; `declared` was already checked against the operation's
     /// limit by the caller. On any failure nothing is left referenced (a
-    /// partly written object is aborted, or swept later).
-    pub(crate) async fn write<S>(&self, mut body: S, declared: u64) -> Result<WrittenExtent>
+    /// partly written object is aborted, or swept later). While the disk is
+    /// full this refuses at once, before reading the body.
+    pub(crate) async fn write<S>(&self, body: S, declared: u64) -> Result<WrittenExtent>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        self.space.admit().await?;
+        let out = self.write_admitted(body, declared).await;
+        self.space.observe(out)
+    }
+
+    async fn write_admitted<S>(&self, mut body: S, declared: u64) -> Result<WrittenExtent>
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {

@@ -38,6 +38,7 @@ mod model;
 mod names;
 mod pins;
 mod ranges;
+mod space;
 mod store;
 mod timestamps;
 

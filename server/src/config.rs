@@ -56,7 +56,8 @@ pub struct Config {
     pub accounts: Option<String>,
 }
 
-/// How often the garbage collector runs.
+/// The longest the garbage collector sleeps; it also wakes when the oldest
+/// garbage comes of age.
 pub const GC_INTERVAL: Duration = Duration::from_secs(10);
 
 impl Config {

@@ -413,6 +413,16 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
             "InvalidOperation",
             "Invalid operation against a blob snapshot.",
         ),
+        // The service has no answer for a full disk (its capacity is not
+        // the client's to exhaust); 503 ServerBusy says "not now, retry",
+        // which SDK retry policies back off on, and is not a 500 (a server
+        // fault). Deletes still work, and writes are accepted again once
+        // space comes back.
+        StoreError::DiskFull => answer(
+            503,
+            "ServerBusy",
+            "The server is currently unable to receive requests: the disk of its data directory is full. Please retry your request.",
+        ),
         StoreError::Db(_)
         | StoreError::ObjectStore(_)
         | StoreError::Io(_)
@@ -632,6 +642,7 @@ mod tests {
                 "LeaseLost",
             ),
             (StoreError::Corrupt("x".into()).into(), 500, "InternalError"),
+            (StoreError::DiskFull.into(), 503, "ServerBusy"),
             (
                 ApiError::MissingContentLength,
                 411,

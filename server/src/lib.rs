@@ -24,6 +24,7 @@ pub mod auth;
 pub mod benching;
 mod body;
 mod config;
+pub mod data_dir;
 mod error;
 pub mod fuzzing;
 mod handler;

@@ -86,6 +86,12 @@ fn main() -> anyhow::Result<()> {
     let workers = config
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    // Held until the process ends: one server per data directory.
+    let _data_dir = if config.in_memory_persistence {
+        None
+    } else {
+        Some(stowage_server::data_dir::claim(&config.location)?)
+    };
     actix_web::rt::System::new().block_on(async move {
         let clock = Arc::new(SystemClock);
         let store = Store::open(config.store_config(), clock.clone())

@@ -18,6 +18,7 @@ pub struct TestServer {
     /// The engine behind the server, for checks a client cannot make.
     pub store: Store,
     dir: Option<tempfile::TempDir>,
+    config: StoreConfig,
     handle: actix_web::dev::ServerHandle,
     addr: SocketAddr,
 }
@@ -42,12 +43,34 @@ impl TestServer {
         Self::start_with(StoreConfig::in_memory(), clock, None).await
     }
 
+    /// A server over `dir/data` (which may be a mount point the test made),
+    /// with `config` changed by `adjust`, and the extents in `objects` when
+    /// given (a wrapper around a real object store that injects failures).
+    pub async fn start_in(
+        dir: tempfile::TempDir,
+        adjust: impl FnOnce(StoreConfig) -> StoreConfig,
+        objects: Option<Arc<dyn object_store::ObjectStore>>,
+    ) -> TestServer {
+        let config = adjust(StoreConfig::at(dir.path().join("data")));
+        let clock = Arc::new(ManualClock::new(epoch()));
+        Self::start_with_objects(config, clock, Some(dir), objects).await
+    }
+
     async fn start_with(
         config: StoreConfig,
         clock: Arc<ManualClock>,
         dir: Option<tempfile::TempDir>,
     ) -> TestServer {
-        let store = Store::open(config, clock.clone())
+        Self::start_with_objects(config, clock, dir, None).await
+    }
+
+    async fn start_with_objects(
+        config: StoreConfig,
+        clock: Arc<ManualClock>,
+        dir: Option<tempfile::TempDir>,
+        objects: Option<Arc<dyn object_store::ObjectStore>>,
+    ) -> TestServer {
+        let store = Store::open_with(config.clone(), clock.clone(), objects)
             .await
             .expect("open store");
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -65,6 +88,7 @@ impl TestServer {
             clock,
             store,
             dir,
+            config,
             handle,
             addr,
         }
@@ -124,7 +148,8 @@ impl TestServer {
     pub async fn restart(mut self) -> TestServer {
         self.handle.stop(true).await;
         let dir = self.dir.take();
-        let config = StoreConfig::at(dir.as_ref().expect("an on-disk server").path().join("data"));
+        assert!(dir.is_some(), "an on-disk server");
+        let config = self.config.clone();
         let clock = self.clock.clone();
         drop(self.store);
         Self::start_with(config, clock, dir).await

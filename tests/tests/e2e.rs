@@ -14,6 +14,7 @@ mod e2e {
     mod copy;
     mod durability;
     mod errors;
+    mod full_disk;
     mod gc;
     mod hostile;
     mod leases;

@@ -6,6 +6,7 @@
 mod contention;
 mod large;
 mod listing;
+mod overwrite;
 mod small;
 
 use std::future::Future;
@@ -48,6 +49,8 @@ pub struct Ctx {
     pub server_pid: Option<u32>,
     /// A token unique to this invocation, for fresh blob names.
     pub nonce: String,
+    /// The server's data directory, for workloads that measure disk use.
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 impl Ctx {
@@ -86,6 +89,7 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
             contention::contended_increments(ctx).await?,
         ),
         "appenders" => (contention::CLIENTS, contention::appenders(ctx).await?),
+        "overwrite" => (c, overwrite::overwrite(ctx).await?),
         "probe" => (1, probe(ctx).await?),
         other => bail!("unknown workload {other:?}; known: {}", ALL.join(", ")),
     };

@@ -29,16 +29,69 @@ pub(crate) fn collect_unreferenced(
     Ok(())
 }
 
-/// Garbage extents that became garbage at or before `cutoff`.
+/// Where a walk over the garbage by age stands: the last `(since, extent)`
+/// seen, so the next batch starts after it (and after extents it skipped
+/// because a reader pins them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct GarbageCursor {
+    since: i64,
+    extent: String,
+}
+
+impl GarbageCursor {
+    pub(crate) fn start() -> GarbageCursor {
+        GarbageCursor {
+            since: i64::MIN,
+            extent: String::new(),
+        }
+    }
+}
+
+/// Up to `limit` garbage extents that became garbage at or before `cutoff`,
+/// oldest first, after `cursor`; moves `cursor` past them. An index range
+/// scan: the cost is the batch, not the table.
 pub(crate) fn garbage_before(
     conn: &Connection,
     cutoff: std::time::SystemTime,
+    cursor: &mut GarbageCursor,
     limit: usize,
 ) -> Result<Vec<String>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT extent FROM garbage WHERE since <= ?1 ORDER BY since LIMIT ?2")?;
-    let rows = stmt.query_map(params![to_nanos(cutoff), limit as i64], |r| r.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut stmt = conn.prepare_cached(
+        "SELECT since, extent FROM garbage
+         WHERE since <= ?1 AND (since, extent) > (?2, ?3)
+         ORDER BY since, extent LIMIT ?4",
+    )?;
+    let rows = stmt.query_map(
+        params![to_nanos(cutoff), cursor.since, cursor.extent, limit as i64],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+    )?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (since, extent) = row?;
+        cursor.since = since;
+        cursor.extent.clone_from(&extent);
+        out.push(extent);
+    }
+    Ok(out)
+}
+
+/// When the oldest garbage extent became garbage, if there is any.
+pub(crate) fn oldest_garbage(conn: &Connection) -> Result<Option<std::time::SystemTime>> {
+    let since: Option<i64> = conn
+        .prepare_cached("SELECT min(since) FROM garbage")?
+        .query_row([], |r| r.get(0))?;
+    Ok(since.map(crate::timestamps::from_nanos))
+}
+
+/// Gives the file's free pages back to the file system (the database uses
+/// `auto_vacuum = INCREMENTAL`): moves them to the end and truncates at the
+/// commit. The work is proportional to the pages freed since the last call.
+pub(crate) fn reclaim_free_pages(conn: &Connection) -> Result<()> {
+    // Each step of the statement frees one page: step it to the end.
+    let mut stmt = conn.prepare_cached("PRAGMA incremental_vacuum")?;
+    let mut rows = stmt.query([])?;
+    while rows.next()?.is_some() {}
+    Ok(())
 }
 
 pub(crate) fn forget_garbage(conn: &Connection, extent: &str) -> Result<()> {

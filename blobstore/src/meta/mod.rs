@@ -24,6 +24,7 @@ use std::sync::Arc;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::Result;
+use crate::space::Space;
 
 pub(crate) use blobs::{BlobRow, ExtentRef, NewBlob};
 pub(crate) use containers::{ContainerRow, NewContainer};
@@ -33,16 +34,21 @@ pub(crate) use listing::{BlobCursor, BlobListQuery};
 /// server to overlap the writer's fsync on two cores.
 const READERS: usize = 4;
 
+/// The WAL is cut back to this size after a checkpoint, so a burst of
+/// writes does not leave a large WAL file behind for good.
+const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
 /// A handle on the metadata database; cheap to clone.
 #[derive(Clone, Debug)]
 pub(crate) struct Db {
     pool: Arc<pool::Pool>,
+    space: Arc<Space>,
 }
 
 impl Db {
     /// Opens (creating if needed) the database file at `path`, or an
     /// in-memory database when `path` is `None`.
-    pub(crate) fn open(path: Option<&Path>) -> Result<Db> {
+    pub(crate) fn open(path: Option<&Path>, space: Arc<Space>) -> Result<Db> {
         let writer = match path {
             Some(p) => Connection::open(p)?,
             None => Connection::open_in_memory()?,
@@ -52,6 +58,7 @@ impl Db {
         writer.pragma_update(None, "journal_mode", "WAL")?;
         writer.pragma_update(None, "synchronous", "FULL")?;
         writer.pragma_update(None, "foreign_keys", "ON")?;
+        writer.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         stable_plans(&writer)?;
         schema::migrate(&writer)?;
         let mut readers = Vec::new();
@@ -68,6 +75,7 @@ impl Db {
         }
         Ok(Db {
             pool: Arc::new(pool::Pool::new(writer, readers)?),
+            space,
         })
     }
 
@@ -106,15 +114,31 @@ impl Db {
     /// its start, so the rows `f` reads cannot change before it writes) and
     /// answers once that transaction is committed. `f` runs on the writer
     /// thread and must not block on anything but the database.
+    ///
+    /// While the disk is full this refuses at once with `DiskFull`.
     pub(crate) async fn write<F, T>(&self, f: F) -> Result<T>
     where
         F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.pool
-            .write(f)
-            .await
-            .unwrap_or_else(|_| Err(crate::Error::Internal("the metadata writer stopped".into())))
+        self.space.admit().await?;
+        self.write_reserved(f).await
+    }
+
+    /// Like [`Db::write`], but runs on a full disk too, on the room the
+    /// store keeps in reserve: for writes that free space or need almost
+    /// none (deletes, lease actions, the garbage collector), so that a full
+    /// disk can be emptied through the API.
+    pub(crate) async fn write_reserved<F, T>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let out =
+            self.pool.write(f).await.unwrap_or_else(|_| {
+                Err(crate::Error::Internal("the metadata writer stopped".into()))
+            });
+        self.space.observe(out)
     }
 }
 

@@ -28,14 +28,49 @@ trait WriteJob: Send {
     /// once the group's commit is known.
     fn run(self: Box<Self>, tx: &Transaction<'_>) -> Box<dyn Finish>;
     /// The group never got a transaction.
-    fn abandon(self: Box<Self>, error: &str);
+    fn abandon(self: Box<Self>, error: &Failure);
 }
 
 trait Finish: Send {
     /// `committed` is the outcome of the group's commit.
-    fn finish(self: Box<Self>, committed: Result<(), &str>);
+    fn finish(self: Box<Self>, committed: Result<(), &Failure>);
     /// Whether the write itself succeeded (its savepoint is kept).
     fn succeeded(&self) -> bool;
+    /// Whether the write failed because the disk is full.
+    fn found_disk_full(&self) -> bool;
+}
+
+/// Why a group (or a write in it) could not be committed. Kept apart from
+/// its message so that a full disk reaches the caller as
+/// [`Error::DiskFull`], which the store answers differently from a bug.
+#[derive(Clone, Debug)]
+struct Failure {
+    message: String,
+    disk_full: bool,
+}
+
+impl Failure {
+    fn of(e: &rusqlite::Error) -> Failure {
+        Failure {
+            message: format!("metadata database: {e}"),
+            disk_full: crate::error::sqlite_full(e),
+        }
+    }
+
+    fn stopped() -> Failure {
+        Failure {
+            message: "the metadata writer has stopped".into(),
+            disk_full: false,
+        }
+    }
+
+    fn to_error(&self) -> Error {
+        if self.disk_full {
+            Error::DiskFull
+        } else {
+            Error::Internal(self.message.clone())
+        }
+    }
 }
 
 struct Pending<F, T> {
@@ -60,16 +95,16 @@ where
         Box::new(Done { out, reply })
     }
 
-    fn abandon(self: Box<Self>, error: &str) {
-        let _ = self.reply.send(Err(Error::Internal(error.to_owned())));
+    fn abandon(self: Box<Self>, error: &Failure) {
+        let _ = self.reply.send(Err(error.to_error()));
     }
 }
 
 impl<T: Send + 'static> Finish for Done<T> {
-    fn finish(self: Box<Self>, committed: Result<(), &str>) {
+    fn finish(self: Box<Self>, committed: Result<(), &Failure>) {
         let out = match committed {
             Ok(()) => self.out,
-            Err(e) => Err(Error::Internal(e.to_owned())),
+            Err(e) => Err(e.to_error()),
         };
         // The caller may have gone away (client disconnected); the write
         // stands either way.
@@ -78,6 +113,10 @@ impl<T: Send + 'static> Finish for Done<T> {
 
     fn succeeded(&self) -> bool {
         self.out.is_ok()
+    }
+
+    fn found_disk_full(&self) -> bool {
+        self.out.as_ref().is_err_and(Error::is_disk_full)
     }
 }
 
@@ -152,7 +191,7 @@ impl Pool {
         let (reply, answer) = oneshot::channel();
         let job: Box<dyn WriteJob> = Box::new(Pending { f, reply });
         if let Err(mpsc::SendError(job)) = lock(&self.queue).send(job) {
-            job.abandon("the metadata writer has stopped");
+            job.abandon(&Failure::stopped());
         }
         answer
     }
@@ -219,23 +258,24 @@ fn commit_group(conn: &mut Connection, group: Vec<Box<dyn WriteJob>>) {
     let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
         Err(e) => {
-            let message = format!("metadata database: {e}");
+            let failure = Failure::of(&e);
             for job in group {
-                job.abandon(&message);
+                job.abandon(&failure);
             }
             return;
         }
     };
     let mut finished: Vec<Box<dyn Finish>> = Vec::with_capacity(group.len());
-    let mut broken: Option<String> = None;
+    let mut broken: Option<Failure> = None;
     for job in group {
-        if let Some(message) = &broken {
-            job.abandon(message);
+        if let Some(failure) = &broken {
+            job.abandon(failure);
             continue;
         }
         if let Err(e) = tx.execute_batch("SAVEPOINT job") {
-            broken = Some(format!("metadata database: {e}"));
-            job.abandon(broken.as_deref().unwrap_or_default());
+            let failure = Failure::of(&e);
+            job.abandon(&failure);
+            broken = Some(failure);
             continue;
         }
         let done = job.run(&tx);
@@ -245,19 +285,24 @@ fn commit_group(conn: &mut Connection, group: Vec<Box<dyn WriteJob>>) {
             "ROLLBACK TO job; RELEASE job"
         };
         if let Err(e) = tx.execute_batch(end) {
-            broken = Some(format!("metadata database: {e}"));
+            // SQLite rolls the whole transaction back itself after some
+            // failures, a full disk among them; then the savepoint is gone
+            // and so is every write of the group.
+            let mut failure = Failure::of(&e);
+            failure.disk_full |= done.found_disk_full();
+            broken = Some(failure);
         }
         finished.push(done);
     }
     let committed = match broken {
-        Some(message) => {
+        Some(failure) => {
             let _ = tx.rollback();
-            Err(message)
+            Err(failure)
         }
-        None => tx.commit().map_err(|e| format!("metadata database: {e}")),
+        None => tx.commit().map_err(|e| Failure::of(&e)),
     };
     for done in finished {
-        done.finish(committed.as_ref().copied().map_err(String::as_str));
+        done.finish(committed.as_ref().copied());
     }
 }
 

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -18,6 +18,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
         )));
     }
     if version < 1 {
+        // Before the first table: only then can auto-vacuum be chosen
+        // without rewriting the file (see `to_v4`).
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
         create_v1(conn)?;
     }
     if version < 2 {
@@ -26,8 +29,46 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     if version < 3 {
         conn.execute_batch(V3)?;
     }
+    if version < 4 {
+        to_v4(conn)?;
+    }
     Ok(())
 }
+
+/// Version 4: the file gives space back, and garbage is found by age.
+///
+/// `auto_vacuum = INCREMENTAL` keeps the bookkeeping that lets
+/// `PRAGMA incremental_vacuum` move free pages to the end of the file and
+/// cut them off; the collector runs it after it deleted something (without
+/// it the file only ever grows: inline extents of overwritten blobs leave
+/// free pages that are reused but never returned). A database created
+/// without it is rewritten once by `VACUUM` (which cannot run inside a
+/// transaction, so this step is not atomic; if it is interrupted, it runs
+/// again on the next open and skips what is done).
+///
+/// The index on `(since, extent)` lets each batch of the collector start
+/// where the previous one stopped instead of sorting the whole table.
+fn to_v4(conn: &Connection) -> Result<()> {
+    let mode: i64 = conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
+    if mode != AUTO_VACUUM_INCREMENTAL {
+        // Takes a while on a large file, and room for a copy of it.
+        tracing::info!("rewriting the metadata database once so that it can give space back");
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+        conn.execute_batch("VACUUM")?;
+    }
+    conn.execute_batch(V4)?;
+    Ok(())
+}
+
+/// What `PRAGMA auto_vacuum` reads for INCREMENTAL.
+const AUTO_VACUUM_INCREMENTAL: i64 = 2;
+
+const V4: &str = "
+    BEGIN;
+    CREATE INDEX garbage_by_time ON garbage(since, extent);
+    PRAGMA user_version = 4;
+    COMMIT;
+";
 
 /// Version 2: small extents (up to `extents::INLINE_MAX`) live in the
 /// database, written in the transaction that references them; blobs are
@@ -192,6 +233,67 @@ mod tests {
         assert_eq!(version(&conn), SCHEMA_VERSION);
         assert!(has_index(&conn, "blobs_uncommitted"));
         migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+    }
+
+    fn auto_vacuum(conn: &Connection) -> i64 {
+        conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0))
+            .unwrap()
+    }
+
+    /// A version 3 file in WAL mode, written without auto-vacuum, is
+    /// rewritten once with it, keeps its rows, and then gives pages back.
+    #[test]
+    fn a_version_3_database_is_vacuumed_into_incremental_auto_vacuum() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+            create_v1(&conn).unwrap();
+            conn.execute_batch(V2).unwrap();
+            conn.execute_batch(V3).unwrap();
+            assert_eq!(auto_vacuum(&conn), 0);
+            let big = vec![7u8; 100_000];
+            for i in 0..50 {
+                conn.execute(
+                    "INSERT INTO inline_extents (extent, data) VALUES (?1, ?2)",
+                    rusqlite::params![format!("i.{i}"), big],
+                )
+                .unwrap();
+            }
+        }
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert_eq!(auto_vacuum(&conn), AUTO_VACUUM_INCREMENTAL);
+        assert!(has_index(&conn, "garbage_by_time"));
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM inline_extents", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 50);
+
+        let pages = |c: &Connection| -> i64 {
+            c.pragma_query_value(None, "page_count", |r| r.get(0))
+                .unwrap()
+        };
+        let before = pages(&conn);
+        conn.execute("DELETE FROM inline_extents", []).unwrap();
+        super::super::reclaim_free_pages(&conn).unwrap();
+        let after = pages(&conn);
+        assert!(after * 10 < before, "{before} pages, then {after}");
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_new_database_starts_with_incremental_auto_vacuum() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join("n.sqlite")).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(auto_vacuum(&conn), AUTO_VACUUM_INCREMENTAL);
         assert_eq!(version(&conn), SCHEMA_VERSION);
     }
 

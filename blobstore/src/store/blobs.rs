@@ -427,7 +427,7 @@ impl Store {
         let now = self.now();
         self.inner
             .db
-            .write(move |tx| {
+            .write_reserved(move |tx| {
                 let container_id =
                     meta::container_id(tx, &input.account, input.container.as_str())?;
                 let row = meta::get_blob(

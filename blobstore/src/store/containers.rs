@@ -262,7 +262,7 @@ impl Store {
         let now = self.now();
         self.inner
             .db
-            .write(move |tx| {
+            .write_reserved(move |tx| {
                 let row = checked_container(
                     tx,
                     (&input.account, &input.container),

@@ -55,7 +55,7 @@ impl Store {
         let generated = LeaseId::random();
         self.inner
             .db
-            .write(move |tx| {
+            .write_reserved(move |tx| {
                 let container_id =
                     meta::container_id(tx, &input.account, input.container.as_str())?;
                 let mut row = meta::get_blob(tx, container_id, input.blob.as_str(), None)?
@@ -93,7 +93,7 @@ impl Store {
         let generated = LeaseId::random();
         self.inner
             .db
-            .write(move |tx| {
+            .write_reserved(move |tx| {
                 let row = meta::require_container(tx, &input.account, input.container.as_str())?;
                 let current = Current {
                     etag: row.version.etag.as_str(),

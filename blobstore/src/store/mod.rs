@@ -20,6 +20,7 @@ use crate::etag::EtagGenerator;
 use crate::extents::Extents;
 use crate::meta::{self, BlobRow, ContainerRow, Db};
 use crate::pins::Pins;
+use crate::space::Space;
 use crate::{BlobProperties, ContainerProperties, Result};
 
 pub use append::{AppendBlockInput, AppendBlockOutput, MAX_APPENDED_BLOCKS};
@@ -48,7 +49,15 @@ pub struct StoreConfig {
     pub fsync: bool,
     /// How long an unreferenced extent is kept before it is deleted.
     pub gc_grace: Duration,
+    /// Bytes kept allocated in the data directory for a full disk: released
+    /// when a write finds the disk full, so that deletes, lease actions and
+    /// the garbage collector can still commit.
+    pub disk_reserve: u64,
 }
+
+/// The default [`StoreConfig::disk_reserve`]: a delete commits a few pages,
+/// and a batch of the collector at most a few MiB of WAL.
+pub const DEFAULT_DISK_RESERVE: u64 = 32 * 1024 * 1024;
 
 impl StoreConfig {
     /// Keep everything in memory: an in-memory object store and SQLite database.
@@ -57,6 +66,7 @@ impl StoreConfig {
             location: None,
             fsync: false,
             gc_grace: Duration::from_secs(30),
+            disk_reserve: 0,
         }
     }
 
@@ -66,12 +76,19 @@ impl StoreConfig {
             location: Some(dir.into()),
             fsync: true,
             gc_grace: Duration::from_secs(30),
+            disk_reserve: DEFAULT_DISK_RESERVE,
         }
     }
 
     /// Sets the grace period of garbage extents.
     pub fn with_gc_grace(mut self, grace: Duration) -> StoreConfig {
         self.gc_grace = grace;
+        self
+    }
+
+    /// Sets the size of the disk reserve.
+    pub fn with_disk_reserve(mut self, bytes: u64) -> StoreConfig {
+        self.disk_reserve = bytes;
         self
     }
 }
@@ -90,6 +107,7 @@ pub(crate) struct Inner {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) etags: EtagGenerator,
     pub(crate) pins: Arc<Pins>,
+    pub(crate) space: Arc<Space>,
     pub(crate) config: StoreConfig,
 }
 
@@ -100,29 +118,61 @@ impl Store {
     /// # Errors
     /// The data directory cannot be created or the database cannot be opened.
     pub async fn open(config: StoreConfig, clock: Arc<dyn Clock>) -> Result<Store> {
-        let (db, objects, local_root): (Db, Arc<dyn ObjectStore>, _) = match &config.location {
-            Some(dir) => {
-                let objects_dir = dir.join("objects");
-                std::fs::create_dir_all(&objects_dir)?;
-                let db = Db::open(Some(&dir.join("metadata.sqlite")))?;
-                let fs = object_store::local::LocalFileSystem::new_with_prefix(&objects_dir)?
-                    .with_fsync(config.fsync);
-                (db, Arc::new(fs), Some(objects_dir))
-            }
-            None => (
-                Db::open(None)?,
-                Arc::new(object_store::memory::InMemory::new()),
-                None,
-            ),
-        };
+        Self::open_with(config, clock, None).await
+    }
+
+    /// Creates the data directory and its `objects` directory.
+    fn objects_dir(dir: &std::path::Path) -> Result<PathBuf> {
+        let objects_dir = dir.join("objects");
+        std::fs::create_dir_all(&objects_dir)?;
+        Ok(objects_dir)
+    }
+
+    /// Like [`Store::open`], with the extents in `objects` (for tests that
+    /// put a failing object store in front of the real one). `None` keeps
+    /// them where [`Store::open`] would.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub async fn open_with(
+        config: StoreConfig,
+        clock: Arc<dyn Clock>,
+        objects: Option<Arc<dyn ObjectStore>>,
+    ) -> Result<Store> {
+        let (db, objects, local_root, space): (Db, Arc<dyn ObjectStore>, _, _) =
+            match &config.location {
+                Some(dir) => {
+                    let objects_dir = Self::objects_dir(dir)?;
+                    let space = Arc::new(Space::open(dir, config.disk_reserve, clock.clone())?);
+                    let db = Db::open(Some(&dir.join("metadata.sqlite")), space.clone())?;
+                    let objects = match objects {
+                        Some(o) => o,
+                        None => Arc::new(
+                            object_store::local::LocalFileSystem::new_with_prefix(&objects_dir)?
+                                .with_fsync(config.fsync),
+                        ),
+                    };
+                    (db, objects, Some(objects_dir), space)
+                }
+                None => {
+                    let space = Arc::new(Space::none(clock.clone()));
+                    (
+                        Db::open(None, space.clone())?,
+                        objects.unwrap_or_else(|| Arc::new(object_store::memory::InMemory::new())),
+                        None,
+                        space,
+                    )
+                }
+            };
         let highest = db.call(meta::highest_etag).await?;
         let store = Store {
             inner: Arc::new(Inner {
                 db,
-                extents: Extents::new(objects, local_root),
+                extents: Extents::new(objects, local_root, space.clone()),
                 clock,
                 etags: EtagGenerator::new(highest.as_deref()),
                 pins: Arc::new(Pins::default()),
+                space,
                 config,
             }),
         };

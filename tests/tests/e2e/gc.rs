@@ -435,3 +435,92 @@ async fn a_get_streaming_a_blob_returns_the_original_bytes_through_overwrite_del
     let listed = list(&c, &ctr, "").await;
     assert_eq!(blob_entries(&listed).len(), 1);
 }
+
+// ---------------------------------------------------------------------------
+// Keeping up with overwrites (issue 16, finding 1)
+
+/// The metadata database's size in bytes, as committed (pages times page
+/// size, read on a connection of its own).
+fn database_bytes(server: &TestServer) -> u64 {
+    let db = rusqlite::Connection::open_with_flags(
+        server.data_dir().join("metadata.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("metadata database");
+    let pages: i64 = db
+        .pragma_query_value(None, "page_count", |r| r.get(0))
+        .expect("page count");
+    let size: i64 = db
+        .pragma_query_value(None, "page_size", |r| r.get(0))
+        .expect("page size");
+    (pages * size) as u64
+}
+
+/// Writes blobs `b0`..`b{blobs-1}` at once, with the bodies of `round`.
+async fn overwrite_all(c: &Client, ctr: &str, blobs: usize, round: usize, size: usize) {
+    futures::stream::iter(0..blobs)
+        .map(|b| {
+            let body = data(size, (round * blobs + b) as u64);
+            async move { c.put_blob(ctr, &format!("b{b}"), &body).await }
+        })
+        .buffer_unordered(blobs)
+        .collect::<Vec<_>>()
+        .await;
+}
+
+/// Thousands of overwrites, both kinds of extent (inline bytes in the
+/// database and files): one pass collects every one of them once the grace
+/// period is over (there used to be a cap of 1,000 per pass, every 10 s,
+/// far below the rate at which a server accepts overwrites), and the
+/// metadata file gives back the pages the inline ones held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_pass_collects_every_overwritten_version_and_the_database_shrinks() {
+    const BLOBS: usize = 16;
+    const SMALL_ROUNDS: usize = 160;
+    const LARGE_ROUNDS: usize = 4;
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    let empty = database_bytes(&server);
+    // 8 KiB bodies are kept in the database, 70 KiB ones in files.
+    for round in 0..SMALL_ROUNDS {
+        overwrite_all(&c, &ctr, BLOBS, round, 8 * 1024).await;
+    }
+    for round in 0..LARGE_ROUNDS {
+        overwrite_all(&c, &ctr, BLOBS, SMALL_ROUNDS + round, 70 * 1024).await;
+    }
+    let grown = database_bytes(&server);
+    assert!(
+        grown > empty + (BLOBS * SMALL_ROUNDS * 8 * 1024) as u64 / 2,
+        "{empty} -> {grown}"
+    );
+    // Every version is still there (inline ones in the database); live is
+    // the last version of each blob, a file each.
+    let garbage = BLOBS * (SMALL_ROUNDS + LARGE_ROUNDS - 1);
+    assert_eq!(extent_files(&server).len(), garbage + BLOBS);
+
+    // Within the grace period nothing goes.
+    assert_eq!(server.store.collect_garbage().await.expect("collect"), 0);
+    server.clock.advance(PAST_GRACE);
+    let collected = server.store.collect_garbage().await.expect("collect");
+    assert_eq!(collected, garbage, "one pass collects everything due");
+    assert_eq!(server.store.collect_garbage().await.expect("collect"), 0);
+    assert_eq!(extent_files(&server).len(), BLOBS);
+
+    let after = database_bytes(&server);
+    assert!(
+        after < empty + (grown - empty) / 10,
+        "the database gave its pages back: {empty} -> {grown} -> {after}"
+    );
+    for b in 0..BLOBS {
+        let r = c.get(&format!("/{ctr}/b{b}")).send().await;
+        assert_eq!(r.status, 200);
+        let expected = data(
+            70 * 1024,
+            ((SMALL_ROUNDS + LARGE_ROUNDS - 1) * BLOBS + b) as u64,
+        );
+        assert!(
+            r.body[..] == expected[..],
+            "blob b{b} kept its last version"
+        );
+    }
+}
