@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -25,6 +25,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 3 {
         conn.execute_batch(V3)?;
+    }
+    if version < 4 {
+        conn.execute_batch(V4)?;
     }
     Ok(())
 }
@@ -52,6 +55,25 @@ const V3: &str = "
     BEGIN;
     CREATE INDEX blobs_uncommitted ON blobs(container_id) WHERE committed = 0;
     PRAGMA user_version = 3;
+    COMMIT;
+";
+
+/// Version 4: Put Block and Put Block List cost the same however many
+/// blocks a blob has staged. Each blob's count of uncommitted blocks is
+/// kept in a row of its own (the limit of 100,000 is checked by reading
+/// it, not by counting), and committed blocks are indexed by id (Put Block
+/// List looks each listed block up; the partial index leaves blobs written
+/// whole, whose extents have no block id, out of it).
+const V4: &str = "
+    BEGIN;
+    CREATE TABLE staged_counts (
+        blob_id INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+        n INTEGER NOT NULL
+    );
+    INSERT INTO staged_counts (blob_id, n) SELECT blob_id, COUNT(*) FROM blocks GROUP BY blob_id;
+    CREATE INDEX blob_extents_by_block ON blob_extents(blob_id, block_id)
+        WHERE block_id IS NOT NULL;
+    PRAGMA user_version = 4;
     COMMIT;
 ";
 
@@ -161,8 +183,23 @@ fn create_v1(conn: &Connection) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Container 1 with two base blobs of block type, 1 (`b`) and 2
+    /// (`d`), neither committed: rows for tests of the block tables.
+    pub(crate) fn insert_two_blobs(conn: &Connection) {
+        conn.execute_batch(
+            "INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
+             INSERT INTO blobs (id, container_id, name, is_base, snapshot, committed,
+                 blob_type, size, etag, last_modified, creation_time, metadata)
+             VALUES (1, 1, 'b', 1, '', 0, 'BlockBlob', 0, 'e', 0, 0, ''),
+                    (2, 1, 'd', 1, '', 0, 'BlockBlob', 0, 'e', 0, 0, '');",
+        )
+        .unwrap();
+    }
 
     fn version(conn: &Connection) -> i64 {
         conn.pragma_query_value(None, "user_version", |r| r.get(0))
@@ -191,6 +228,35 @@ mod tests {
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
         assert!(has_index(&conn, "blobs_uncommitted"));
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+    }
+
+    /// A version 3 database gains the counts of staged blocks, computed
+    /// from the blocks it holds, and the index of committed blocks.
+    #[test]
+    fn a_version_3_database_gains_the_counts_of_staged_blocks() {
+        let conn = Connection::open_in_memory().unwrap();
+        create_v1(&conn).unwrap();
+        conn.execute_batch(V2).unwrap();
+        conn.execute_batch(V3).unwrap();
+        insert_two_blobs(&conn);
+        conn.execute_batch(
+            "INSERT INTO blocks (blob_id, block_id, extent, len, staged_at)
+             VALUES (1, 'QQ==', 'x', 1, 0), (1, 'Qg==', 'y', 1, 0), (2, 'QQ==', 'z', 1, 0);",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "blob_extents_by_block"));
+        let counts: Vec<(i64, i64)> = conn
+            .prepare("SELECT blob_id, n FROM staged_counts ORDER BY blob_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(counts, vec![(1, 2), (2, 1)]);
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
     }
