@@ -143,6 +143,11 @@ pub fn table(records: &[Record], baseline: &str, candidate: &str) -> String {
             l / s
         );
     }
+    for server in [b, c] {
+        if let Some(line) = staged_blocks_line(records, server) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     for r in records.iter().filter(|r| !r.ok) {
         let _ = writeln!(
             out,
@@ -154,6 +159,31 @@ pub fn table(records: &[Record], baseline: &str, candidate: &str) -> String {
         );
     }
     out
+}
+
+/// `server`'s Put Block latencies with nothing and with 50,000 blocks
+/// staged on the blob, side by side (medians over rounds).
+fn staged_blocks_line(records: &[Record], server: &str) -> Option<String> {
+    let latencies = |workload: &str| {
+        let ok: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.workload == workload && r.server == server && r.ok)
+            .collect();
+        Some((
+            median(ok.iter().map(|r| r.median_ms).collect())?,
+            median(ok.iter().map(|r| r.p99_ms).collect())?,
+        ))
+    };
+    let (empty, full) = (latencies("put-block-0")?, latencies("put-block-50k")?);
+    Some(format!(
+        "{server} Put Block p50/p99: {:.2}/{:.2} ms with 0 blocks staged, \
+         {:.2}/{:.2} ms with 50,000 ({:.2}× at p50).",
+        empty.0,
+        empty.1,
+        full.0,
+        full.1,
+        full.0 / empty.0
+    ))
 }
 
 #[cfg(test)]
