@@ -6,8 +6,9 @@ use crate::Result;
 use crate::timestamps::to_nanos;
 
 // The statements of Put Block and Put Block List, each a lookup by key:
-// none reads a row of another blob or another block (the test below checks
-// their plans).
+// none reads a row of another blob or another block; and the collector's
+// search for blobs whose blocks expired, which reads only those blobs (the
+// test below checks their plans).
 const STAGED_BLOCK: &str =
     "SELECT block_id, extent, len FROM blocks WHERE blob_id = ?1 AND block_id = ?2";
 const COMMITTED_BLOCK: &str = "SELECT block_id, extent, len FROM blob_extents
@@ -20,8 +21,9 @@ const STAGE: &str =
     "INSERT INTO blocks (blob_id, block_id, extent, len, staged_at) VALUES (?1, ?2, ?3, ?4, ?5)
      ON CONFLICT (blob_id, block_id) DO UPDATE SET
         extent = excluded.extent, len = excluded.len, staged_at = excluded.staged_at";
-const COUNT_ONE_MORE: &str = "INSERT INTO staged_counts (blob_id, n) VALUES (?1, 1)
-     ON CONFLICT (blob_id) DO UPDATE SET n = n + 1";
+const COUNT_STAGING: &str = "INSERT INTO staged_counts (blob_id, n, newest) VALUES (?1, ?2, ?3)
+     ON CONFLICT (blob_id) DO UPDATE SET n = n + excluded.n, newest = MAX(newest, excluded.newest)";
+const STALE_BLOBS: &str = "SELECT blob_id FROM staged_counts WHERE newest < ?1 LIMIT ?2";
 
 /// A block as listed by Get Block List, with its extent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,10 +52,11 @@ pub(crate) fn stage_block(
         block.len as i64,
         to_nanos(now)
     ])?;
-    if old.is_none() {
-        conn.prepare_cached(COUNT_ONE_MORE)?
-            .execute(params![blob_id])?;
-    }
+    conn.prepare_cached(COUNT_STAGING)?.execute(params![
+        blob_id,
+        i64::from(old.is_none()),
+        to_nanos(now)
+    ])?;
     Ok(old)
 }
 
@@ -147,15 +150,14 @@ pub(crate) fn committed_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<Bl
 }
 
 /// Base blobs whose newest staged block is older than `cutoff`: their
-/// uncommitted blocks have outlived the service's lifetime for them.
+/// uncommitted blocks have outlived the service's lifetime for them. Found
+/// through the index of each blob's newest block, without reading blocks.
 pub(crate) fn blobs_with_stale_blocks(
     conn: &Connection,
     cutoff: std::time::SystemTime,
     limit: usize,
 ) -> Result<Vec<i64>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT blob_id FROM blocks GROUP BY blob_id HAVING MAX(staged_at) < ?1 LIMIT ?2",
-    )?;
+    let mut stmt = conn.prepare_cached(STALE_BLOBS)?;
     let rows = stmt.query_map(params![to_nanos(cutoff), limit as i64], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -188,7 +190,7 @@ mod tests {
     #[test]
     fn the_block_statements_search_by_key() {
         let conn = database();
-        let cases: [(&str, &[&str]); 7] = [
+        let cases: [(&str, &[&str]); 8] = [
             (
                 STAGED_BLOCK,
                 &["SEARCH blocks USING INDEX sqlite_autoindex_blocks_1 (blob_id=? AND block_id=?)"],
@@ -214,7 +216,11 @@ mod tests {
                 &["SEARCH staged_counts USING INTEGER PRIMARY KEY (rowid=?)"],
             ),
             (STAGE, &[]),
-            (COUNT_ONE_MORE, &[]),
+            (COUNT_STAGING, &[]),
+            (
+                STALE_BLOBS,
+                &["SEARCH staged_counts USING COVERING INDEX staged_counts_by_newest (newest<?)"],
+            ),
         ];
         for (sql, expected) in cases {
             let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();

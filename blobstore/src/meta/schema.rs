@@ -59,18 +59,25 @@ const V3: &str = "
 ";
 
 /// Version 4: Put Block and Put Block List cost the same however many
-/// blocks a blob has staged. Each blob's count of uncommitted blocks is
-/// kept in a row of its own (the limit of 100,000 is checked by reading
-/// it, not by counting), and committed blocks are indexed by id (Put Block
-/// List looks each listed block up; the partial index leaves blobs written
-/// whole, whose extents have no block id, out of it).
+/// blocks a blob has staged. Each blob's count of uncommitted blocks and
+/// the time of its newest one are kept in a row of their own (the limit of
+/// 100,000 is checked by reading it, not by counting; the collector finds
+/// blobs whose blocks expired through its index instead of grouping every
+/// staged block, which made the per-block time index useless), and
+/// committed blocks are indexed by id (Put Block List looks each listed
+/// block up; the partial index leaves blobs written whole, whose extents
+/// have no block id, out of it).
 const V4: &str = "
     BEGIN;
     CREATE TABLE staged_counts (
         blob_id INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
-        n INTEGER NOT NULL
+        n INTEGER NOT NULL,
+        newest INTEGER NOT NULL
     );
-    INSERT INTO staged_counts (blob_id, n) SELECT blob_id, COUNT(*) FROM blocks GROUP BY blob_id;
+    INSERT INTO staged_counts (blob_id, n, newest)
+        SELECT blob_id, COUNT(*), MAX(staged_at) FROM blocks GROUP BY blob_id;
+    CREATE INDEX staged_counts_by_newest ON staged_counts(newest);
+    DROP INDEX blocks_by_time;
     CREATE INDEX blob_extents_by_block ON blob_extents(blob_id, block_id)
         WHERE block_id IS NOT NULL;
     PRAGMA user_version = 4;
@@ -243,20 +250,21 @@ pub(crate) mod tests {
         insert_two_blobs(&conn);
         conn.execute_batch(
             "INSERT INTO blocks (blob_id, block_id, extent, len, staged_at)
-             VALUES (1, 'QQ==', 'x', 1, 0), (1, 'Qg==', 'y', 1, 0), (2, 'QQ==', 'z', 1, 0);",
+             VALUES (1, 'QQ==', 'x', 1, 5), (1, 'Qg==', 'y', 1, 9), (2, 'QQ==', 'z', 1, 4);",
         )
         .unwrap();
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
         assert!(has_index(&conn, "blob_extents_by_block"));
-        let counts: Vec<(i64, i64)> = conn
-            .prepare("SELECT blob_id, n FROM staged_counts ORDER BY blob_id")
+        assert!(!has_index(&conn, "blocks_by_time"));
+        let counts: Vec<(i64, i64, i64)> = conn
+            .prepare("SELECT blob_id, n, newest FROM staged_counts ORDER BY blob_id")
             .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
-        assert_eq!(counts, vec![(1, 2), (2, 1)]);
+        assert_eq!(counts, vec![(1, 2, 9), (2, 1, 4)]);
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
     }
