@@ -229,4 +229,27 @@ mod tests {
         );
         assert_eq!(median(vec![1.0, 4.0, 2.0, 3.0]), Some(2.5));
     }
+
+    #[test]
+    fn put_block_latencies_side_by_side() {
+        let latency = |workload: &str, p50: f64, p99: f64| {
+            let mut r = rec(workload, "s", 10, 1.0);
+            r.median_ms = p50;
+            r.p99_ms = p99;
+            r
+        };
+        let records = vec![
+            latency("put-block-0", 0.5, 2.0),
+            latency("put-block-50k", 1.0, 3.0),
+        ];
+        let t = table(&records, "a", "s");
+        assert!(
+            t.contains(
+                "s Put Block p50/p99: 0.50/2.00 ms with 0 blocks staged, \
+                 1.00/3.00 ms with 50,000 (2.00× at p50)."
+            ),
+            "{t}"
+        );
+        assert!(!t.contains("a Put Block"), "{t}");
+    }
 }
