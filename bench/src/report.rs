@@ -143,6 +143,11 @@ pub fn table(records: &[Record], baseline: &str, candidate: &str) -> String {
             l / s
         );
     }
+    for server in [b, c] {
+        if let Some(line) = staged_blocks_line(records, server) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     for r in records.iter().filter(|r| !r.ok) {
         let _ = writeln!(
             out,
@@ -154,6 +159,31 @@ pub fn table(records: &[Record], baseline: &str, candidate: &str) -> String {
         );
     }
     out
+}
+
+/// `server`'s Put Block latencies with nothing and with 50,000 blocks
+/// staged on the blob, side by side (medians over rounds).
+fn staged_blocks_line(records: &[Record], server: &str) -> Option<String> {
+    let latencies = |workload: &str| {
+        let ok: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.workload == workload && r.server == server && r.ok)
+            .collect();
+        Some((
+            median(ok.iter().map(|r| r.median_ms).collect())?,
+            median(ok.iter().map(|r| r.p99_ms).collect())?,
+        ))
+    };
+    let (empty, full) = (latencies("put-block-0")?, latencies("put-block-50k")?);
+    Some(format!(
+        "{server} Put Block p50/p99: {:.2}/{:.2} ms with 0 blocks staged, \
+         {:.2}/{:.2} ms with 50,000 ({:.2}× at p50).",
+        empty.0,
+        empty.1,
+        full.0,
+        full.1,
+        full.0 / empty.0
+    ))
 }
 
 #[cfg(test)]
@@ -198,5 +228,28 @@ mod tests {
             "{t}"
         );
         assert_eq!(median(vec![1.0, 4.0, 2.0, 3.0]), Some(2.5));
+    }
+
+    #[test]
+    fn put_block_latencies_side_by_side() {
+        let latency = |workload: &str, p50: f64, p99: f64| {
+            let mut r = rec(workload, "s", 10, 1.0);
+            r.median_ms = p50;
+            r.p99_ms = p99;
+            r
+        };
+        let records = vec![
+            latency("put-block-0", 0.5, 2.0),
+            latency("put-block-50k", 1.0, 3.0),
+        ];
+        let t = table(&records, "a", "s");
+        assert!(
+            t.contains(
+                "s Put Block p50/p99: 0.50/2.00 ms with 0 blocks staged, \
+                 1.00/3.00 ms with 50,000 (2.00× at p50)."
+            ),
+            "{t}"
+        );
+        assert!(!t.contains("a Put Block"), "{t}");
     }
 }

@@ -61,9 +61,10 @@ pub use store::{
     CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DeleteBlobInput,
     DeleteContainerInput, DeleteSnapshots, GetBlobInput, GetBlobOutput, GetBlockListInput,
     GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
-    MAX_COMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput,
-    SetBlobMetadataInput, SetBlobPropertiesInput, SetContainerAclInput, SetContainerMetadataInput,
-    SnapshotBlobInput, SnapshotBlobOutput, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
+    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
+    PutBlockListInput, SetBlobMetadataInput, SetBlobPropertiesInput, SetContainerAclInput,
+    SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput, Store, StoreConfig,
+    UNCOMMITTED_BLOCK_LIFETIME,
 };
 pub use timestamps::{from_nanos, iso8601_7, to_nanos};
 

@@ -804,3 +804,43 @@ async fn garbage_is_collected_after_the_grace_period(store: &Store, clock: &Manu
     assert_eq!(get(store, "eng-gc", "over").await, b"two");
     assert_eq!(get(store, "eng-gc", "empty").await, b"");
 }
+
+/// A blob holds at most 100,000 uncommitted blocks: the next new id is
+/// refused with `BlockCountExceedsLimit`, restaging an id already staged is
+/// not, and committing discards them all, so staging works again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blob_stages_at_most_100000_blocks() {
+    use stowage_blobstore::{BlockListKind, MAX_UNCOMMITTED_BLOCKS};
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let store = Store::open(StoreConfig::in_memory(), clock.clone())
+        .await
+        .unwrap();
+    create_container(&store, "eng-limit").await;
+    let limit = MAX_UNCOMMITTED_BLOCKS as usize;
+    let stage = |i: usize| {
+        let store = store.clone();
+        async move {
+            let input = put_block_input("eng-limit", "b", i, 0);
+            store.put_block(input, body(b"")).await
+        }
+    };
+    let mut next = 0;
+    while next < limit {
+        let batch = (next..(next + 500).min(limit)).map(stage);
+        for staged in futures::future::join_all(batch).await {
+            staged.unwrap();
+        }
+        next += 500;
+    }
+    assert!(matches!(
+        stage(limit).await,
+        Err(Error::BlockCountExceedsLimit { uncommitted: true })
+    ));
+    stage(7).await.unwrap();
+    let list = vec![(BlockListKind::Uncommitted, block_id(7))];
+    store
+        .put_block_list(put_block_list_input("eng-limit", "b", list))
+        .await
+        .unwrap();
+    stage(limit).await.unwrap();
+}

@@ -6,10 +6,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use stowage_blobstore::{
-    BlockId, BlockListKind, ByteRange, Conditions, ContentProperties, ManualClock, Metadata,
-    PutBlockInput, PutBlockListInput, Store, StoreConfig,
-};
+use stowage_blobstore::{BlockListKind, ByteRange, ManualClock, Store, StoreConfig};
 use support::*;
 
 /// The largest body kept inline (`extents::INLINE_MAX`).
@@ -60,12 +57,6 @@ async fn small_bodies_live_in_the_database_and_survive_reopening() {
     assert_eq!(read_all(out.body).await, small[100..=65_000]);
 }
 
-fn block_id(i: usize) -> BlockId {
-    use base64::Engine as _;
-    let raw = format!("block-{i:05}");
-    BlockId::parse(&base64::engine::general_purpose::STANDARD.encode(raw)).unwrap()
-}
-
 /// A blob committed from many small blocks is larger than what a read
 /// loads up front; it streams block by block, every range is right, and a
 /// reader that holds it keeps its blocks through an overwrite and a
@@ -82,34 +73,20 @@ async fn many_small_blocks_stream_piece_by_piece_and_stay_pinned() {
     for (i, chunk) in whole.chunks(40_000).enumerate() {
         store
             .put_block(
-                PutBlockInput {
-                    account: ACCOUNT.to_owned(),
-                    container: container("inl-blocks"),
-                    blob: blob("b"),
-                    block_id: block_id(i),
-                    transactional_md5: None,
-                    lease_id: None,
-                    content_length: chunk.len() as u64,
-                },
+                put_block_input("inl-blocks", "b", i, chunk.len() as u64),
                 body(chunk),
             )
             .await
             .unwrap();
     }
     store
-        .put_block_list(PutBlockListInput {
-            account: ACCOUNT.to_owned(),
-            container: container("inl-blocks"),
-            blob: blob("b"),
-            blocks: (0..40)
+        .put_block_list(put_block_list_input(
+            "inl-blocks",
+            "b",
+            (0..40)
                 .map(|i| (BlockListKind::Latest, block_id(i)))
                 .collect(),
-            content: ContentProperties::default(),
-            metadata: Metadata::default(),
-            conditions: Conditions::default(),
-            lease_id: None,
-            access_tier: None,
-        })
+        ))
         .await
         .unwrap();
     assert_eq!(extent_files(&data), 0);

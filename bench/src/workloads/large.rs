@@ -12,7 +12,7 @@ use bytes::Bytes;
 use md5::{Digest as _, Md5};
 use reqwest::{Method, StatusCode};
 
-use super::{Ctx, ensure_container, run_ops};
+use super::{Ctx, check_md5, ensure_container, run_ops};
 use crate::client::{BlobClient, Request, header};
 use crate::content::{pattern, seed_of};
 use crate::stats::{Measured, Tally};
@@ -39,17 +39,6 @@ fn blocks() -> Vec<(String, Bytes, String)> {
 
 fn single_body() -> Bytes {
     pattern(seed_of(SINGLE_BLOB), SINGLE)
-}
-
-fn check_md5(resp: &reqwest::Response, req: &Request, md5: &str) -> Result<()> {
-    if let Ok(answered) = header(resp, "content-md5") {
-        ensure!(
-            answered == md5,
-            "{}: Content-MD5 {answered}, body's is {md5}",
-            req.describe()
-        );
-    }
-    Ok(())
 }
 
 /// Uploads the 256 MiB blob: the blocks on `concurrency` tasks, then the

@@ -3,6 +3,7 @@
 //! under a [`Meter`], then checks what the server answered: a workload whose
 //! bytes or counts are wrong fails, whatever its speed.
 
+mod blocks;
 mod contention;
 mod large;
 mod listing;
@@ -14,20 +15,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Result, bail, ensure};
 use bytes::Bytes;
 use reqwest::{Method, StatusCode};
 
-use crate::client::{BlobClient, Request};
+use crate::client::{BlobClient, Request, header};
 use crate::stats::{Measured, Meter, Record, Tally};
 
 /// Every workload, in the order `bench/run` runs them.
-pub const ALL: [&str; 12] = [
+pub const ALL: [&str; 13] = [
     "put-4k",
     "get-4k",
     "head",
     "lease-cycle",
     "block-upload",
+    "staged-blocks",
     "put-64m",
     "put-1g",
     "get-large",
@@ -79,6 +81,7 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
         "head" => (c, small::head(ctx).await?),
         "lease-cycle" => (c, small::lease_cycle(ctx).await?),
         "block-upload" => (c, large::block_upload(ctx).await?),
+        "staged-blocks" => return blocks::staged_blocks(ctx).await,
         "put-64m" => (1, large::put_64m(ctx).await?),
         "put-1g" => (1, large::put_1g(ctx).await?),
         "get-large" => (1, large::get_large(ctx).await?),
@@ -168,6 +171,23 @@ where
         Some(e) => Err(e),
         None => Ok(all),
     }
+}
+
+/// Fails when the answer carries a Content-MD5 that is not `md5`, the
+/// body's.
+///
+/// # Errors
+///
+/// A different Content-MD5.
+pub fn check_md5(resp: &reqwest::Response, req: &Request, md5: &str) -> Result<()> {
+    if let Ok(answered) = header(resp, "content-md5") {
+        ensure!(
+            answered == md5,
+            "{}: Content-MD5 {answered}, body's is {md5}",
+            req.describe()
+        );
+    }
+    Ok(())
 }
 
 /// Creates `container` unless it exists.

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use md5::{Digest as _, Md5};
 use reqwest::{Method, StatusCode};
 
-use super::{Ctx, ensure_container, fill_once, run_ops};
+use super::{Ctx, check_md5, ensure_container, fill_once, run_ops};
 use crate::client::{Request, header};
 use crate::content::{pattern, seed_of};
 use crate::stats::{Measured, Tally};
@@ -51,14 +51,7 @@ pub async fn put_4k(ctx: &Ctx) -> Result<(Tally, Measured)> {
                 .with_header("x-ms-blob-type", "BlockBlob")
                 .with_body(body.clone());
             let resp = client.expect(&req, StatusCode::CREATED).await?;
-            if let Ok(answered) = header(&resp, "content-md5") {
-                ensure!(
-                    answered == md5,
-                    "{}: Content-MD5 {answered}, body's is {md5}",
-                    req.describe()
-                );
-            }
-            Ok(())
+            check_md5(&resp, &req, md5)
         }
     })
     .await?;

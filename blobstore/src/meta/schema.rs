@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -31,6 +31,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 4 {
         to_v4(conn)?;
+    }
+    if version < 5 {
+        conn.execute_batch(V5)?;
     }
     Ok(())
 }
@@ -93,6 +96,32 @@ const V3: &str = "
     BEGIN;
     CREATE INDEX blobs_uncommitted ON blobs(container_id) WHERE committed = 0;
     PRAGMA user_version = 3;
+    COMMIT;
+";
+
+/// Version 5: Put Block and Put Block List cost the same however many
+/// blocks a blob has staged. Each blob's count of uncommitted blocks and
+/// the time of its newest one are kept in a row of their own (the limit of
+/// 100,000 is checked by reading it, not by counting; the collector finds
+/// blobs whose blocks expired through its index instead of grouping every
+/// staged block, which made the per-block time index useless), and
+/// committed blocks are indexed by id (Put Block List looks each listed
+/// block up; the partial index leaves blobs written whole, whose extents
+/// have no block id, out of it).
+const V5: &str = "
+    BEGIN;
+    CREATE TABLE staged_counts (
+        blob_id INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+        n INTEGER NOT NULL,
+        newest INTEGER NOT NULL
+    );
+    INSERT INTO staged_counts (blob_id, n, newest)
+        SELECT blob_id, COUNT(*), MAX(staged_at) FROM blocks GROUP BY blob_id;
+    CREATE INDEX staged_counts_by_newest ON staged_counts(newest);
+    DROP INDEX blocks_by_time;
+    CREATE INDEX blob_extents_by_block ON blob_extents(blob_id, block_id)
+        WHERE block_id IS NOT NULL;
+    PRAGMA user_version = 5;
     COMMIT;
 ";
 
@@ -202,8 +231,23 @@ fn create_v1(conn: &Connection) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Container 1 with two base blobs of block type, 1 (`b`) and 2
+    /// (`d`), neither committed: rows for tests of the block tables.
+    pub(crate) fn insert_two_blobs(conn: &Connection) {
+        conn.execute_batch(
+            "INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
+             INSERT INTO blobs (id, container_id, name, is_base, snapshot, committed,
+                 blob_type, size, etag, last_modified, creation_time, metadata)
+             VALUES (1, 1, 'b', 1, '', 0, 'BlockBlob', 0, 'e', 0, 0, ''),
+                    (2, 1, 'd', 1, '', 0, 'BlockBlob', 0, 'e', 0, 0, '');",
+        )
+        .unwrap();
+    }
 
     fn version(conn: &Connection) -> i64 {
         conn.pragma_query_value(None, "user_version", |r| r.get(0))
@@ -294,6 +338,37 @@ mod tests {
         conn.pragma_update(None, "journal_mode", "WAL").unwrap();
         migrate(&conn).unwrap();
         assert_eq!(auto_vacuum(&conn), AUTO_VACUUM_INCREMENTAL);
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+    }
+
+    #[test]
+    /// A version 3 database (before versions 4 and 5) gains the counts of staged blocks, computed
+    /// from the blocks it holds, and the index of committed blocks.
+    #[test]
+    fn an_older_database_gains_the_counts_of_staged_blocks() {
+        let conn = Connection::open_in_memory().unwrap();
+        create_v1(&conn).unwrap();
+        conn.execute_batch(V2).unwrap();
+        conn.execute_batch(V3).unwrap();
+        insert_two_blobs(&conn);
+        conn.execute_batch(
+            "INSERT INTO blocks (blob_id, block_id, extent, len, staged_at)
+             VALUES (1, 'QQ==', 'x', 1, 5), (1, 'Qg==', 'y', 1, 9), (2, 'QQ==', 'z', 1, 4);",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "blob_extents_by_block"));
+        assert!(!has_index(&conn, "blocks_by_time"));
+        let counts: Vec<(i64, i64, i64)> = conn
+            .prepare("SELECT blob_id, n, newest FROM staged_counts ORDER BY blob_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(counts, vec![(1, 2, 9), (2, 1, 4)]);
+        migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
     }
 

@@ -199,7 +199,10 @@ impl Store {
                 let blob_id = match row {
                     Some(mut r) => {
                         check_block_id_length(tx, r.id, &input.block_id)?;
-                        if meta::count_uncommitted(tx, r.id)? >= MAX_UNCOMMITTED_BLOCKS {
+                        // Replacing a staged block does not add one.
+                        if meta::count_uncommitted(tx, r.id)? >= MAX_UNCOMMITTED_BLOCKS
+                            && meta::staged_block(tx, r.id, input.block_id.as_str())?.is_none()
+                        {
                             return Err(Error::BlockCountExceedsLimit { uncommitted: true });
                         }
                         if r.lease != lease {
@@ -283,18 +286,23 @@ impl Store {
                 if input.blocks.len() > MAX_COMMITTED_BLOCKS {
                     return Err(Error::BlockCountExceedsLimit { uncommitted: false });
                 }
-                let (committed, uncommitted) = match &row {
-                    Some(r) => (
-                        if r.committed {
-                            meta::committed_blocks(tx, r.id)?
-                        } else {
-                            Vec::new()
-                        },
-                        meta::uncommitted_blocks(tx, r.id)?,
-                    ),
-                    None => (Vec::new(), Vec::new()),
+                // Each listed block is looked up by its id: the cost is the
+                // list's, whatever else the blob has staged or committed.
+                let (committed_id, staged_id) = match &row {
+                    Some(r) => (r.committed.then_some(r.id), Some(r.id)),
+                    None => (None, None),
                 };
-                let extents = resolve_block_list(&input.blocks, &committed, &uncommitted)?;
+                let extents = resolve_block_list(
+                    &input.blocks,
+                    |id| match committed_id {
+                        Some(blob) => meta::committed_block(tx, blob, id),
+                        None => Ok(None),
+                    },
+                    |id| match staged_id {
+                        Some(blob) => meta::staged_block(tx, blob, id),
+                        None => Ok(None),
+                    },
+                )?;
                 let size = extents.iter().map(|e| e.len).sum();
                 let new = NewBlob {
                     name: input.blob.as_str().to_owned(),
@@ -386,39 +394,37 @@ impl Store {
     }
 }
 
-/// All block ids of one blob decode to the same length (B12).
+/// All block ids of one blob decode to the same length (B12): one block
+/// of the blob, staged or committed, is enough to compare with.
 fn check_block_id_length(conn: &rusqlite::Connection, blob_id: i64, id: &BlockId) -> Result<()> {
-    let existing = meta::uncommitted_blocks(conn, blob_id)?
-        .into_iter()
-        .chain(meta::committed_blocks(conn, blob_id)?)
-        .next();
-    match existing.and_then(|b| decoded_len(&b.block_id)) {
+    match meta::any_block_id(conn, blob_id)?.and_then(|b| decoded_len(&b)) {
         Some(n) if n != id.decoded_len => Err(Error::InvalidBlobOrBlock),
         _ => Ok(()),
     }
 }
 
 /// The extents of a new committed list (spec/10-operations.md §B13): each
-/// entry names a block of the committed or the uncommitted list; an id that
-/// is missing, or listed twice, makes the list invalid.
+/// entry names a block of the committed or the uncommitted list, found with
+/// `committed(id)` or `uncommitted(id)`; an id that is missing, or listed
+/// twice, makes the list invalid.
 fn resolve_block_list(
     entries: &[(BlockListKind, BlockId)],
-    committed: &[BlockRow],
-    uncommitted: &[BlockRow],
+    mut committed: impl FnMut(&str) -> Result<Option<BlockRow>>,
+    mut uncommitted: impl FnMut(&str) -> Result<Option<BlockRow>>,
 ) -> Result<Vec<ExtentRef>> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(entries.len());
-    let find = |list: &[BlockRow], id: &str| list.iter().find(|b| b.block_id == id).cloned();
     for (kind, id) in entries {
         if !seen.insert(id.as_str()) {
             return Err(Error::InvalidBlockList);
         }
         let block = match kind {
-            BlockListKind::Committed => find(committed, id.as_str()),
-            BlockListKind::Uncommitted => find(uncommitted, id.as_str()),
-            BlockListKind::Latest => {
-                find(uncommitted, id.as_str()).or_else(|| find(committed, id.as_str()))
-            }
+            BlockListKind::Committed => committed(id.as_str())?,
+            BlockListKind::Uncommitted => uncommitted(id.as_str())?,
+            BlockListKind::Latest => match uncommitted(id.as_str())? {
+                Some(b) => Some(b),
+                None => committed(id.as_str())?,
+            },
         }
         .ok_or(Error::InvalidBlockList)?;
         out.push(ExtentRef {
@@ -474,9 +480,16 @@ mod tests {
             (vec![(Latest, id("QQ==")), (Committed, id("QQ=="))], Err(())),
         ];
         for (entries, expected) in cases {
-            let got = resolve_block_list(&entries, &committed, &uncommitted)
-                .map(|v| v.into_iter().map(|e| e.extent).collect::<Vec<_>>())
-                .map_err(|_| ());
+            let find = |list: &[BlockRow], id: &str| -> Result<Option<BlockRow>> {
+                Ok(list.iter().find(|b| b.block_id == id).cloned())
+            };
+            let got = resolve_block_list(
+                &entries,
+                |id| find(&committed, id),
+                |id| find(&uncommitted, id),
+            )
+            .map(|v| v.into_iter().map(|e| e.extent).collect::<Vec<_>>())
+            .map_err(|_| ());
             let expected = expected.map(|v| v.into_iter().map(String::from).collect());
             assert_eq!(got, expected, "{entries:?}");
         }

@@ -30,7 +30,8 @@ pub use blobs::{
 };
 pub use blocks::{
     BlockId, BlockListKind, BlockListType, GetBlockListInput, GetBlockListOutput,
-    MAX_COMMITTED_BLOCKS, PutBlockInput, PutBlockListInput, UNCOMMITTED_BLOCK_LIFETIME,
+    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlockInput, PutBlockListInput,
+    UNCOMMITTED_BLOCK_LIFETIME,
 };
 pub use body::BlobBody;
 pub use containers::{

@@ -159,3 +159,42 @@ pub async fn all_pages(store: &Store, input: ListBlobsInput) -> Vec<Vec<String>>
 pub fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i % 251) as u8).collect()
 }
+
+/// A block id: base64 of `block-<i:06>` (every id the same length).
+pub fn block_id(i: usize) -> BlockId {
+    use base64::Engine as _;
+    let raw = format!("block-{i:06}");
+    BlockId::parse(&base64::engine::general_purpose::STANDARD.encode(raw)).unwrap()
+}
+
+/// Put Block of `len` bytes as `block_id(i)`, no conditions.
+pub fn put_block_input(c: &str, b: &str, i: usize, len: u64) -> PutBlockInput {
+    PutBlockInput {
+        account: ACCOUNT.to_owned(),
+        container: container(c),
+        blob: blob(b),
+        block_id: block_id(i),
+        transactional_md5: None,
+        lease_id: None,
+        content_length: len,
+    }
+}
+
+/// Put Block List of `blocks`, no properties, metadata or conditions.
+pub fn put_block_list_input(
+    c: &str,
+    b: &str,
+    blocks: Vec<(BlockListKind, BlockId)>,
+) -> PutBlockListInput {
+    PutBlockListInput {
+        account: ACCOUNT.to_owned(),
+        container: container(c),
+        blob: blob(b),
+        blocks,
+        content: ContentProperties::default(),
+        metadata: Metadata::default(),
+        conditions: Conditions::default(),
+        lease_id: None,
+        access_tier: None,
+    }
+}

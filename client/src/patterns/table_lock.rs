@@ -3,12 +3,26 @@
 //!
 //! The lock blob (`<table>.lock`, created on first use together with its
 //! container) is leased for a fixed duration and renewed in the background
-//! at a shorter interval. On acquiring, the new holder reads the token kept
-//! in the blob's metadata and writes it back plus one **under its lease**:
-//! only the holder can write the blob, so tokens strictly increase from
-//! holder to holder. A table engine that records the highest token it has
-//! seen can refuse a writer presenting an older one — a holder that paused
-//! past its lease (GC, network partition) and does not know it lost it yet.
+//! at a shorter interval. The fencing token is a counter in the metadata of
+//! a second blob, `<table>.fence`, that this pattern never deletes, so
+//! tokens keep growing for the life of the container even when someone
+//! deletes the lock blob (which would otherwise start the count again at
+//! 1, below a stale holder's token). On acquiring, the new holder adds one
+//! to the counter with `If-Match` on the counter's ETag (retrying when
+//! another writer got there first), then writes the token into the lock
+//! blob's metadata **under its lease**; only a holder whose lease
+//! outlived its increment succeeds, so of the holders that got a lock each
+//! one's token is greater than every earlier holder's. A table engine that
+//! records the highest token it has seen can refuse a writer presenting an
+//! older one — a holder that paused past its lease (GC, network partition)
+//! and does not know it lost it yet.
+//!
+//! Why a blob and not the container's metadata: Set Container Metadata
+//! takes no `If-Match` (only `If-Modified-Since` and a lease), so two
+//! increments could not be told apart, and the container's 8 KiB of
+//! metadata would bound the number of tables. A lock blob written by an
+//! earlier version (token in its own metadata, no counter) is counted
+//! from: the counter starts above the larger of the two.
 //!
 //! A holder learns it lost the lease at its next renewal at the latest:
 //! when the service refuses the renewal (the lease was broken, expired and
@@ -28,7 +42,8 @@ use crate::{
     LeaseId, Metadata, Result, UploadOptions,
 };
 
-/// The metadata name of the fencing token.
+/// The metadata name of the fencing token (on the counter blob and the
+/// lock blob).
 pub const TOKEN_METADATA: &str = "fencingtoken";
 
 /// Lease timing of table locks.
@@ -95,6 +110,13 @@ impl TableLocks {
         self.container.blob(&format!("{table}.lock"))
     }
 
+    /// The blob holding `table`'s token counter. Its name ends in `.fence`
+    /// and every lock blob's in `.lock`, so no table's counter is another
+    /// table's lock.
+    pub fn counter_blob(&self, table: &str) -> BlobClient {
+        self.container.blob(&format!("{table}.fence"))
+    }
+
     /// Takes the lock if nobody holds it; `None` if someone does.
     ///
     /// # Errors
@@ -122,7 +144,7 @@ impl TableLocks {
                 Err(e) => return Err(e),
             }
         };
-        match self.advance_token(&blob, lease.id()).await {
+        match self.advance_token(table, &blob, lease.id()).await {
             Ok(token) => Ok(Some(TableLock::start(
                 table,
                 token,
@@ -180,16 +202,16 @@ impl TableLocks {
         }
     }
 
-    /// The token of the latest holder (0 before the first).
+    /// The latest token handed out (0 before the first). A holder whose
+    /// lease ran out between taking a token and recording it may have
+    /// taken the latest; it never holds the lock with it.
     ///
     /// # Errors
-    /// Service and transport errors other than a missing lock blob.
+    /// Service and transport errors other than missing blobs.
     pub async fn current_token(&self, table: &str) -> Result<u64> {
-        match self.lock_blob(table).properties(&Conditions::new()).await {
-            Ok(p) => Ok(token_of(&p.metadata)),
-            Err(e) if e.is_not_found() => Ok(0),
-            Err(e) => Err(e),
-        }
+        let counted = token_if_exists(&self.counter_blob(table)).await?;
+        let recorded = token_if_exists(&self.lock_blob(table)).await?;
+        Ok(counted.max(recorded))
     }
 
     async fn create_lock_blob(&self, blob: &BlobClient) -> Result<()> {
@@ -203,17 +225,67 @@ impl TableLocks {
         }
     }
 
-    /// Reads the token and writes it plus one, under the lease (and only
-    /// over the version read).
-    async fn advance_token(&self, blob: &BlobClient, id: LeaseId) -> Result<u64> {
+    /// Takes the next token from the counter, then records it in the lock
+    /// blob under the lease (and only over the version read), which fails
+    /// if the lease was lost meanwhile.
+    async fn advance_token(&self, table: &str, blob: &BlobClient, id: LeaseId) -> Result<u64> {
         let leased = Conditions::new().with_lease(id);
         let properties = blob.properties(&leased).await?;
-        let token = token_of(&properties.metadata) + 1;
+        let token = self
+            .next_token(table, token_of(&properties.metadata))
+            .await?;
         let mut metadata = properties.metadata;
         metadata.insert(TOKEN_METADATA, token.to_string());
         blob.set_metadata(&metadata, &leased.with_if_match(properties.etag))
             .await?;
         Ok(token)
+    }
+
+    /// Adds one to `table`'s counter (creating it at `at_least + 1` at
+    /// most once, above what an older lock blob recorded) and returns the
+    /// new value. Writes are conditional on the counter's ETag, or on its
+    /// absence; a writer that lost the race reads again.
+    async fn next_token(&self, table: &str, at_least: u64) -> Result<u64> {
+        let counter = self.counter_blob(table);
+        loop {
+            let (current, etag) = match counter.properties(&Conditions::new()).await {
+                Ok(p) => (token_of(&p.metadata), Some(p.etag)),
+                Err(e) if e.is_not_found() => (0, None),
+                Err(e) => return Err(e),
+            };
+            let token = current.max(at_least) + 1;
+            let mut metadata = Metadata::new();
+            metadata.insert(TOKEN_METADATA, token.to_string());
+            let written = match etag {
+                Some(etag) => {
+                    let unchanged = Conditions::new().with_if_match(etag);
+                    counter.set_metadata(&metadata, &unchanged).await.map(drop)
+                }
+                None => {
+                    let create = UploadOptions {
+                        metadata,
+                        ..UploadOptions::default()
+                    }
+                    .with_conditions(Conditions::new().with_if_not_exists());
+                    counter.upload(bytes::Bytes::new(), &create).await.map(drop)
+                }
+            };
+            match written {
+                Ok(()) => return Ok(token),
+                // Another holder's increment (or creation) came first.
+                Err(e) if e.is_precondition_failed() || e.is_conflict() => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// The token in `blob`'s metadata; 0 when it has none or does not exist.
+async fn token_if_exists(blob: &BlobClient) -> Result<u64> {
+    match blob.properties(&Conditions::new()).await {
+        Ok(p) => Ok(token_of(&p.metadata)),
+        Err(e) if e.is_not_found() => Ok(0),
+        Err(e) => Err(e),
     }
 }
 

@@ -5,8 +5,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use stowage_client::Error;
+use bytes::Bytes;
+use stowage_client::patterns::table_lock::TOKEN_METADATA;
 use stowage_client::patterns::table_lock::{TableLock, TableLockSettings, TableLocks};
+use stowage_client::{Conditions, DeleteSnapshots, Error, Metadata, UploadOptions};
 use stowage_tests::unique;
 
 use super::support::{Env, eventually};
@@ -119,6 +121,73 @@ async fn a_holder_whose_lease_was_broken_learns_it_within_one_renewal_period() {
     // Releasing a lost lock is harmless and does not free the new holder's.
     old.release().await.unwrap();
     assert!(locks.try_acquire("orders").await.unwrap().is_none());
+}
+
+/// Finding 8 of issue 16: deleting the lock blob used to start the tokens
+/// again at 1, below a stale holder's. The counter lives in a blob of its
+/// own, so the next holder's token is still greater.
+#[tokio::test]
+async fn tokens_keep_growing_when_the_lock_blob_is_deleted() {
+    let env = Env::start().await;
+    let locks = locks(&env, &unique("deleted"));
+    let stale = acquired(&locks, "orders").await;
+    assert_eq!(stale.token(), 1);
+    // The holder pauses; someone breaks its lease and deletes the lock blob.
+    locks.break_lock("orders", None).await.unwrap();
+    locks
+        .lock_blob("orders")
+        .delete(DeleteSnapshots::Include, &Conditions::new())
+        .await
+        .unwrap();
+    assert_eq!(locks.current_token("orders").await.unwrap(), 1);
+
+    let next = acquired(&locks, "orders").await;
+    assert_eq!(next.token(), 2);
+    assert!(next.token() > stale.token());
+    next.release().await.unwrap();
+    locks
+        .lock_blob("orders")
+        .delete(DeleteSnapshots::Include, &Conditions::new())
+        .await
+        .unwrap();
+    let third = acquired(&locks, "orders").await;
+    assert_eq!(third.token(), 3);
+    assert_eq!(locks.current_token("orders").await.unwrap(), 3);
+    // The counter blob holds the latest token.
+    let counter = locks
+        .counter_blob("orders")
+        .properties(&Conditions::new())
+        .await
+        .unwrap();
+    assert_eq!(counter.metadata.get(TOKEN_METADATA), Some("3"));
+}
+
+/// A lock blob written before the counter existed carries its token in its
+/// own metadata; the counter starts above it.
+#[tokio::test]
+async fn the_counter_starts_above_a_token_recorded_in_an_older_lock_blob() {
+    let env = Env::start().await;
+    let container = unique("older");
+    let locks = locks(&env, &container);
+    env.service
+        .container(&container)
+        .create_if_not_exists()
+        .await
+        .unwrap();
+    let mut metadata = Metadata::new();
+    metadata.insert(TOKEN_METADATA, "7");
+    let older = UploadOptions {
+        metadata,
+        ..UploadOptions::default()
+    };
+    locks
+        .lock_blob("orders")
+        .upload(Bytes::new(), &older)
+        .await
+        .unwrap();
+    assert_eq!(locks.current_token("orders").await.unwrap(), 7);
+    let holder = acquired(&locks, "orders").await;
+    assert_eq!(holder.token(), 8);
 }
 
 #[tokio::test]
