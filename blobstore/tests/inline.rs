@@ -88,6 +88,7 @@ async fn many_small_blocks_stream_piece_by_piece_and_stay_pinned() {
                     blob: blob("b"),
                     block_id: block_id(i),
                     transactional_md5: None,
+                    transactional_crc64: None,
                     lease_id: None,
                     content_length: chunk.len() as u64,
                 },

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -25,6 +25,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 3 {
         conn.execute_batch(V3)?;
+    }
+    if version < 4 {
+        conn.execute_batch(V4)?;
     }
     Ok(())
 }
@@ -52,6 +55,15 @@ const V3: &str = "
     BEGIN;
     CREATE INDEX blobs_uncommitted ON blobs(container_id) WHERE committed = 0;
     PRAGMA user_version = 3;
+    COMMIT;
+";
+
+/// Version 4: append blobs can be sealed (Append Blob Seal); every blob
+/// written before is not.
+const V4: &str = "
+    BEGIN;
+    ALTER TABLE blobs ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
+    PRAGMA user_version = 4;
     COMMIT;
 ";
 
@@ -191,6 +203,35 @@ mod tests {
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
         assert!(has_index(&conn, "blobs_uncommitted"));
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+    }
+
+    /// A version 3 database with a blob in it gains the `sealed` column,
+    /// false for the blob already there.
+    #[test]
+    fn a_version_3_database_gains_the_sealed_column() {
+        let conn = Connection::open_in_memory().unwrap();
+        create_v1(&conn).unwrap();
+        conn.execute_batch(V2).unwrap();
+        conn.execute_batch(V3).unwrap();
+        conn.execute_batch(
+            "INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', '0x1', 0, '', '', 0);
+             INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
+                size, etag, last_modified, creation_time, metadata)
+             VALUES (1, 'b', 1, '', 1, 'AppendBlob', 0, '0x2', 0, 0, '');",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        let sealed: bool = conn
+            .query_row("SELECT sealed FROM blobs WHERE name = 'b'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert!(!sealed);
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
     }

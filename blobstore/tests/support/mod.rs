@@ -65,6 +65,7 @@ pub fn put_input(c: &str, b: &str, len: usize) -> PutBlobInput {
         blob_type: BlobType::BlockBlob,
         content: ContentProperties::default(),
         transactional_md5: None,
+        transactional_crc64: None,
         metadata: Metadata::default(),
         conditions: Conditions::default(),
         lease_id: None,
