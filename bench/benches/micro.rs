@@ -379,6 +379,7 @@ fn filled_store(
                     ..ContentProperties::default()
                 },
                 transactional_md5: None,
+                transactional_crc64: None,
                 metadata: metadata.clone(),
                 conditions: Conditions::default(),
                 lease_id: None,

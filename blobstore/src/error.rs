@@ -69,6 +69,14 @@ pub enum Error {
         /// What the body hashed to.
         computed: [u8; 16],
     },
+    /// The body's CRC64 differs from the `x-ms-content-crc64` the client sent.
+    #[error(
+        "The CRC64 value specified in the request did not match the CRC64 value calculated by the server."
+    )]
+    Crc64Mismatch,
+    /// An append to a sealed append blob.
+    #[error("This operation is not permitted as the blob is sealed.")]
+    BlobIsSealed,
     /// The requested range starts at or past the end of the blob.
     #[error("The range specified is invalid for the current size of the resource.")]
     InvalidRange {

@@ -1,4 +1,5 @@
-//! The MD5 of a request body, computed as the body streams in.
+//! The checksums of a request body, computed as the body streams in: MD5,
+//! and the CRC64 of Azure Storage.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -136,6 +137,55 @@ fn spawn_hasher() -> Option<Mode> {
     Some(Mode::Thread { queue, digest })
 }
 
+/// The CRC64 Azure Storage uses for `x-ms-content-crc64`: CRC-64/NVME
+/// (reflected polynomial 0x9A6C9329AC4BC9B5, initial value and final XOR
+/// all ones). SIMD-accelerated, so it costs little next to MD5 and is
+/// computed in place over every body.
+#[derive(Clone)]
+pub struct Crc64(crc64fast_nvme::Digest);
+
+impl Crc64 {
+    /// An empty digest.
+    pub fn new() -> Crc64 {
+        Crc64(crc64fast_nvme::Digest::new())
+    }
+
+    /// Adds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+
+    /// The CRC of everything added.
+    pub fn finish(&self) -> u64 {
+        self.0.sum64()
+    }
+
+    /// The CRC of `bytes`.
+    pub fn of(bytes: &[u8]) -> u64 {
+        let mut crc = Crc64::new();
+        crc.update(bytes);
+        crc.finish()
+    }
+
+    /// The CRC as it travels in `x-ms-content-crc64`: its 8 bytes, least
+    /// significant first.
+    pub fn to_bytes(crc: u64) -> [u8; 8] {
+        crc.to_le_bytes()
+    }
+}
+
+impl Default for Crc64 {
+    fn default() -> Crc64 {
+        Crc64::new()
+    }
+}
+
+impl std::fmt::Debug for Crc64 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Crc64({:016x})", self.finish())
+    }
+}
+
 /// A hashing thread that went away before giving its digest (it panicked).
 fn hasher_lost() -> Error {
     Error::Io(std::io::Error::other("the body's MD5 thread stopped"))
@@ -144,6 +194,45 @@ fn hasher_lost() -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Known values: the CRC-64/NVME check value, and the vectors the Azure
+    /// Storage SDKs test their CRC64 against (given there as unsigned
+    /// decimals).
+    #[test]
+    fn crc64_known_vectors() {
+        let table: &[(&[u8], u64)] = &[
+            (b"", 0),
+            (b"123456789", 0xAE8B_1486_0A79_9888),
+            (b"Hello World!", 208_604_604_655_264_165),
+            (b"123456789!@#$%^&*()", 2_153_758_901_452_455_624),
+            (
+                b"This is a test where the data is longer than 64 characters so that we can test that code path.",
+                2_736_107_658_526_394_369,
+            ),
+            (
+                &[0xC8, 0xE1, 0x1B, 0x40, 0xD7, 0x93, 0xD1, 0x52, 0x60, 0x18],
+                3_386_042_136_331_673_945,
+            ),
+        ];
+        for (data, expected) in table {
+            assert_eq!(Crc64::of(data), *expected, "{data:?}");
+        }
+    }
+
+    /// Fed in uneven chunks, the CRC is the one-shot CRC.
+    #[test]
+    fn crc64_in_chunks_matches_one_shot() {
+        let data: Vec<u8> = (0..1_000_003u32).map(|i| (i % 251) as u8).collect();
+        let mut crc = Crc64::new();
+        for chunk in data.chunks(7_919) {
+            crc.update(chunk);
+        }
+        assert_eq!(crc.finish(), Crc64::of(&data));
+        assert_eq!(
+            Crc64::to_bytes(0x0102_0304_0506_0708),
+            [8, 7, 6, 5, 4, 3, 2, 1]
+        );
+    }
 
     /// Fed in uneven chunks, both ways give the one-shot digest.
     #[tokio::test]

@@ -45,6 +45,7 @@ mod timestamps;
 pub use conditions::{AppendConditions, ConditionFailure, ConditionKind, Conditions, EtagMatch};
 pub use error::{Error, Result};
 pub use etag::Etag;
+pub use hashing::Crc64;
 pub use listing::{
     BlobListItem, ListBlobsInput, ListBlobsOutput, ListContainersInput, ListContainersOutput,
     ListingMarker,
@@ -62,9 +63,9 @@ pub use store::{
     DeleteContainerInput, DeleteSnapshots, GetBlobInput, GetBlobOutput, GetBlockListInput,
     GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
     MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, SetBlobMetadataInput, SetBlobPropertiesInput, SetContainerAclInput,
-    SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput, Store, StoreConfig,
-    UNCOMMITTED_BLOCK_LIFETIME,
+    PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
+    SetBlobPropertiesInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
+    SnapshotBlobOutput, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
 };
 pub use timestamps::{from_nanos, iso8601_7, to_nanos};
 

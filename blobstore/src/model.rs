@@ -178,4 +178,6 @@ pub struct BlobProperties {
     /// Copy properties, when the blob is a Copy Blob destination not
     /// modified since.
     pub copy: Option<CopyProperties>,
+    /// True for a sealed append blob.
+    pub sealed: bool,
 }

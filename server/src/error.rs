@@ -104,6 +104,12 @@ pub enum ApiError {
     /// A stored MD5 value that is not 16 bytes of base64.
     #[error("invalid MD5")]
     InvalidMd5,
+    /// Both `Content-MD5` and `x-ms-content-crc64` on one request.
+    #[error("both CRC64 and MD5 headers present")]
+    BothCrc64AndMd5HeaderPresent,
+    /// Both `x-ms-range-get-content-crc64` and `x-ms-range-get-content-md5`.
+    #[error("both range CRC64 and MD5 headers present")]
+    BothCrc64AndMd5RangeHeaderPresent,
 }
 
 impl From<ConditionFailure> for ApiError {
@@ -269,6 +275,16 @@ impl ApiError {
                 "BlockListTooLong",
                 "The block list may not contain more than 50,000 blocks.",
             ),
+            ApiError::BothCrc64AndMd5HeaderPresent => answer(
+                400,
+                "BothCrc64AndMd5HeaderPresent",
+                "Both x-ms-content-crc64 header and Content-MD5 header are present.",
+            ),
+            ApiError::BothCrc64AndMd5RangeHeaderPresent => answer(
+                400,
+                "BothCrc64AndMd5RangeHeaderPresent",
+                "Both x-ms-range-get-content-crc64 header and x-ms-range-get-content-md5 header are present.",
+            ),
             ApiError::InvalidMd5 => answer(
                 400,
                 "InvalidMd5",
@@ -399,6 +415,16 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
         )
         .with("UserSpecifiedMd5", b64(expected))
         .with("ServerCalculatedMd5", b64(computed)),
+        StoreError::Crc64Mismatch => answer(
+            400,
+            "Crc64Mismatch",
+            "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.",
+        ),
+        StoreError::BlobIsSealed => answer(
+            409,
+            "BlobIsSealed",
+            "This operation is not permitted as the blob is sealed.",
+        ),
         StoreError::InvalidRange { .. } => answer(
             416,
             "InvalidRange",
@@ -654,6 +680,18 @@ mod tests {
                 "RequestBodyTooLarge",
             ),
             (ApiError::UnsupportedHttpVerb, 405, "UnsupportedHttpVerb"),
+            (StoreError::Crc64Mismatch.into(), 400, "Crc64Mismatch"),
+            (StoreError::BlobIsSealed.into(), 409, "BlobIsSealed"),
+            (
+                ApiError::BothCrc64AndMd5HeaderPresent,
+                400,
+                "BothCrc64AndMd5HeaderPresent",
+            ),
+            (
+                ApiError::BothCrc64AndMd5RangeHeaderPresent,
+                400,
+                "BothCrc64AndMd5RangeHeaderPresent",
+            ),
             (ApiError::NotImplemented, 501, "NotImplemented"),
             (
                 ApiError::AuthenticationFailed(String::new()),

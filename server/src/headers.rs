@@ -166,6 +166,35 @@ impl<'a> Headers<'a> {
         }
     }
 
+    /// A CRC64 header: base64 of the CRC's 8 bytes, least significant first.
+    /// Fewer bytes or bad base64: `InvalidHeaderValue`; more than 8 bytes
+    /// can match no CRC: `Crc64Mismatch`, before the body is read.
+    pub(crate) fn crc64(&self, name: &str) -> Result<Option<u64>, ApiError> {
+        let Some(v) = self.get(name)? else {
+            return Ok(None);
+        };
+        match decode_crc64(v) {
+            Crc64Header::Value(crc) => Ok(Some(crc)),
+            Crc64Header::TooLong => Err(stowage_blobstore::Error::Crc64Mismatch.into()),
+            Crc64Header::Invalid => Err(ApiError::InvalidHeaderValue {
+                name: name.to_owned(),
+                value: v.to_owned(),
+            }),
+        }
+    }
+
+    /// The transactional checksums of a request body: `Content-MD5` and
+    /// `x-ms-content-crc64`, at most one of them.
+    pub(crate) fn transactional(&self) -> Result<Transactional, ApiError> {
+        if self.has("content-md5") && self.has("x-ms-content-crc64") {
+            return Err(ApiError::BothCrc64AndMd5HeaderPresent);
+        }
+        Ok(Transactional {
+            md5: self.md5("content-md5")?,
+            crc64: self.crc64("x-ms-content-crc64")?,
+        })
+    }
+
     /// The content properties of Put Blob: each `x-ms-blob-*` header, else its
     /// standard twin (spec/00-overview.md §9.1).
     pub(crate) fn put_blob_content(&self) -> Result<ContentProperties, ApiError> {
@@ -231,6 +260,40 @@ impl<'a> Headers<'a> {
     }
 }
 
+/// The transactional checksums a request sent for its body.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Transactional {
+    /// `Content-MD5`.
+    pub md5: Option<[u8; 16]>,
+    /// `x-ms-content-crc64`.
+    pub crc64: Option<u64>,
+}
+
+/// What a CRC64 header holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Crc64Header {
+    /// Exactly 8 bytes: the CRC.
+    Value(u64),
+    /// More than 8 bytes: well-formed, but no CRC equals it.
+    TooLong,
+    /// Not base64, or fewer than 8 bytes.
+    Invalid,
+}
+
+/// Reads a CRC64 header value (padding optional, as the service takes it).
+pub(crate) fn decode_crc64(value: &str) -> Crc64Header {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+    let v = value.trim();
+    let Ok(bytes) = STANDARD.decode(v).or_else(|_| STANDARD_NO_PAD.decode(v)) else {
+        return Crc64Header::Invalid;
+    };
+    match <[u8; 8]>::try_from(bytes.as_slice()) {
+        Ok(b) => Crc64Header::Value(u64::from_le_bytes(b)),
+        Err(_) if bytes.len() > 8 => Crc64Header::TooLong,
+        Err(_) => Crc64Header::Invalid,
+    }
+}
+
 /// Base64 of exactly 16 bytes.
 pub(crate) fn decode_md5(value: &str) -> Option<[u8; 16]> {
     let bytes = base64::engine::general_purpose::STANDARD
@@ -253,6 +316,38 @@ mod tests {
             );
         }
         m
+    }
+
+    #[test]
+    fn crc64_headers_are_eight_bytes_least_significant_first() {
+        let table = [
+            ("AQIDBAUGBwg=", Crc64Header::Value(0x0807_0605_0403_0201)),
+            ("AQIDBAUGBwg", Crc64Header::Value(0x0807_0605_0403_0201)),
+            (" AAAAAAAAAAA= ", Crc64Header::Value(0)),
+            ("AQIDBAUGBwgJ", Crc64Header::TooLong),
+            ("AQIDBAUGBw==", Crc64Header::Invalid),
+            ("", Crc64Header::Invalid),
+            ("not base64!", Crc64Header::Invalid),
+        ];
+        for (value, expected) in table {
+            assert_eq!(decode_crc64(value), expected, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn md5_and_crc64_together_are_refused_first() {
+        let m = map(&[("content-md5", "bad"), ("x-ms-content-crc64", "bad")]);
+        let e = Headers(&m).transactional().unwrap_err();
+        assert_eq!(e.answer().code, "BothCrc64AndMd5HeaderPresent");
+        let m = map(&[("x-ms-content-crc64", "AQIDBAUGBw==")]);
+        let e = Headers(&m).transactional().unwrap_err();
+        assert_eq!(e.answer().code, "InvalidHeaderValue");
+        let m = map(&[("x-ms-content-crc64", "AQIDBAUGBwgJ")]);
+        let e = Headers(&m).transactional().unwrap_err();
+        assert_eq!(e.answer().code, "Crc64Mismatch");
+        let m = map(&[("x-ms-content-crc64", "AQIDBAUGBwg=")]);
+        let t = Headers(&m).transactional().unwrap();
+        assert_eq!(t.crc64, Some(0x0807_0605_0403_0201));
     }
 
     #[test]

@@ -54,6 +54,59 @@ pub(crate) fn lease(b: &mut HttpResponseBuilder, l: &LeaseProperties) {
     }
 }
 
+/// The first version whose writes answer with `x-ms-content-crc64`.
+const CRC64_FROM: &str = "2019-02-02";
+/// The first version whose writes answer with both checksums when the
+/// request sent `Content-MD5`.
+const BOTH_CHECKSUMS_FROM: &str = "2026-10-06";
+
+/// Which checksums of a request body an answer carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ChecksumHeaders {
+    /// `Content-MD5`.
+    pub md5: bool,
+    /// `x-ms-content-crc64`.
+    pub crc64: bool,
+}
+
+/// The checksums a body write (Put Block, Append Block) answers with: from
+/// 2019-02-02 on, `Content-MD5` only when the request sent one, else the
+/// CRC64 the server computed; from 2026-10-06 on, both when the request
+/// sent `Content-MD5`. Put Blob of a block blob always answers with the
+/// MD5 (`md5_always`), which is also the blob's stored MD5.
+pub(crate) fn checksum_headers(version: &str, md5_sent: bool, md5_always: bool) -> ChecksumHeaders {
+    if version < CRC64_FROM {
+        return ChecksumHeaders {
+            md5: true,
+            crc64: false,
+        };
+    }
+    ChecksumHeaders {
+        md5: md5_sent || md5_always,
+        crc64: !md5_sent || version >= BOTH_CHECKSUMS_FROM,
+    }
+}
+
+/// Base64 of a CRC64 as `x-ms-content-crc64` carries it.
+pub(crate) fn crc64_base64(crc: u64) -> String {
+    base64::engine::general_purpose::STANDARD.encode(stowage_blobstore::Crc64::to_bytes(crc))
+}
+
+/// Inserts the checksum headers `which` selects.
+pub(crate) fn checksums(
+    b: &mut HttpResponseBuilder,
+    which: ChecksumHeaders,
+    md5: &[u8; 16],
+    crc64: u64,
+) {
+    if which.md5 {
+        b.insert_header(("content-md5", md5_base64(md5)));
+    }
+    if which.crc64 {
+        b.insert_header(("x-ms-content-crc64", crc64_base64(crc64)));
+    }
+}
+
 /// Base64 of an MD5.
 pub(crate) fn md5_base64(md5: &[u8; 16]) -> String {
     base64::engine::general_purpose::STANDARD.encode(md5)
@@ -91,6 +144,10 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
             p.committed_block_count.unwrap_or(0).to_string(),
         ));
     }
+    // Only a sealed append blob says so; an unsealed one leaves it out.
+    if p.sealed {
+        b.insert_header(("x-ms-blob-sealed", "true"));
+    }
     b.insert_header(("x-ms-server-encrypted", "true"));
     if let Some(copy) = &p.copy {
         b.insert_header(("x-ms-copy-id", copy.id.as_str()));
@@ -120,5 +177,51 @@ pub(crate) fn sas_overrides(b: &mut HttpResponseBuilder, sas: Option<&crate::aut
         if let Some(v) = value {
             b.insert_header((name, v.as_str()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksum_headers_by_version_and_request() {
+        let both = ChecksumHeaders {
+            md5: true,
+            crc64: true,
+        };
+        let md5 = ChecksumHeaders {
+            md5: true,
+            crc64: false,
+        };
+        let crc64 = ChecksumHeaders {
+            md5: false,
+            crc64: true,
+        };
+        // (version, MD5 sent, MD5 always, answer)
+        let table = [
+            ("2018-11-09", false, false, md5),
+            ("2018-11-09", true, false, md5),
+            ("2019-02-02", false, false, crc64),
+            ("2019-02-02", true, false, md5),
+            ("2025-11-05", false, false, crc64),
+            ("2025-11-05", true, false, md5),
+            ("2025-11-05", false, true, both),
+            ("2025-11-05", true, true, md5),
+            ("2026-10-06", true, false, both),
+            ("2026-10-06", false, false, crc64),
+        ];
+        for (version, sent, always, expected) in table {
+            assert_eq!(
+                checksum_headers(version, sent, always),
+                expected,
+                "{version} sent {sent} always {always}"
+            );
+        }
+    }
+
+    #[test]
+    fn crc64_travels_least_significant_byte_first() {
+        assert_eq!(crc64_base64(0x0807_0605_0403_0201), "AQIDBAUGBwg=");
     }
 }

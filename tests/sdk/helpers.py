@@ -34,6 +34,28 @@ def md5(data):
     return hashlib.md5(data).digest()
 
 
+_CRC64_POLY = 0x9A6C9329AC4BC9B5  # CRC-64/NVME, reflected
+_CRC64_TABLE = []
+for _i in range(256):
+    _c = _i
+    for _ in range(8):
+        _c = (_c >> 1) ^ _CRC64_POLY if _c & 1 else _c >> 1
+    _CRC64_TABLE.append(_c)
+
+
+def crc64(data):
+    """The CRC64 of Azure Storage (CRC-64/NVME) as `x-ms-content-crc64`
+    carries it: its 8 bytes, least significant first."""
+    c = 0xFFFFFFFFFFFFFFFF
+    for b in data:
+        c = _CRC64_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+    return (c ^ 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
+
+
+def crc64_b64(data):
+    return base64.b64encode(crc64(data)).decode()
+
+
 def md5_b64(data):
     return base64.b64encode(md5(data)).decode("ascii")
 

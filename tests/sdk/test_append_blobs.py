@@ -5,7 +5,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.storage.blob import BlobType
 
-from helpers import md5, raises
+from helpers import crc64, raises
 
 
 def test_create_and_append(container):
@@ -24,7 +24,8 @@ def test_create_and_append(container):
         result = blob.append_block(chunk)
         offsets.append(int(result["blob_append_offset"]))
         assert result["blob_committed_block_count"] == i + 1
-        assert result["content_md5"] == md5(chunk)
+        # No Content-MD5 sent: the service answers with the CRC64.
+        assert result["content_crc64"] == crc64(chunk)
     assert offsets == [0, 6, 18]
     assert blob.download_blob().readall() == b"first\nsecond line\n3\n"
     props = blob.get_blob_properties()
@@ -115,3 +116,28 @@ def test_upload_blob_as_append_blob(make_service, container):
     assert blob.download_blob().readall() == data
     (listed,) = list(container.list_blobs())
     assert listed.blob_type == BlobType.AppendBlob
+
+
+def test_seal_append_blob(container):
+    """Append Blob Seal: 200 with x-ms-blob-sealed true and the ETag
+    unchanged; the properties and the listing say sealed; an append then
+    answers 409 BlobIsSealed."""
+    blob = container.get_blob_client("sealed")
+    blob.create_append_blob()
+    appended = blob.append_block(b"final\n")
+    sealed = blob.seal_append_blob()
+    assert sealed["blob_sealed"] is True
+    assert sealed["etag"] == appended["etag"]
+    assert blob.get_blob_properties().is_append_blob_sealed is True
+    with raises(HttpResponseError, 409, "BlobIsSealed"):
+        blob.append_block(b"more\n")
+    assert blob.download_blob().readall() == b"final\n"
+    listed = {b.name: b for b in container.list_blobs()}
+    assert listed["sealed"].is_append_blob_sealed is True
+    # Sealing again succeeds.
+    blob.seal_append_blob()
+    # A block blob cannot be sealed.
+    block = container.get_blob_client("block")
+    block.upload_blob(b"x")
+    with raises(HttpResponseError, 409, "InvalidBlobType"):
+        block.seal_append_blob()

@@ -7,6 +7,7 @@ mod e2e {
     mod basics;
     mod blobs;
     mod blocks;
+    mod checksums;
     mod conditions;
     mod connection;
     mod containers;

@@ -38,6 +38,8 @@ pub(crate) struct BlobRow {
     pub access_tier: Option<String>,
     pub copy: Option<CopyProperties>,
     pub lease: LeaseRecord,
+    /// A sealed append blob takes no more appends.
+    pub sealed: bool,
 }
 
 /// Everything a new blob version is written with (content is in `extents`).
@@ -57,13 +59,14 @@ pub(crate) struct NewBlob {
     pub copy: Option<CopyProperties>,
     pub lease: LeaseRecord,
     pub extents: Vec<ExtentRef>,
+    pub sealed: bool,
 }
 
 pub(crate) const BLOB_COLUMNS: &str = "id, name, snapshot, committed, blob_type, size, etag,
     last_modified, creation_time, content_type, content_encoding, content_language, content_md5,
     cache_control, content_disposition, metadata, committed_block_count, access_tier,
     copy_id, copy_source, copy_progress, copy_completion_time,
-    lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken";
+    lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken, sealed";
 
 pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
     let snapshot: String = row.get(2)?;
@@ -103,6 +106,7 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
             None => None,
         },
         lease: lease_columns::read(row, 22)?,
+        sealed: row.get(27)?,
     })
 }
 
@@ -231,7 +235,7 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
     conn.prepare_cached(&format!(
         "INSERT INTO blobs (container_id, is_base, {}) VALUES
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
         &BLOB_COLUMNS["id, ".len()..]
     ))?
     .execute(params![
@@ -263,6 +267,7 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
         lease.2,
         lease.3,
         lease.4,
+        b.sealed,
     ])?;
     let id = conn.last_insert_rowid();
     insert_extents(conn, id, 0, &b.extents)?;
@@ -283,7 +288,7 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
             content_md5 = ?10, cache_control = ?11, content_disposition = ?12, metadata = ?13,
             committed_block_count = ?14, access_tier = ?15,
             copy_id = ?16, copy_source = ?17, copy_progress = ?18, copy_completion_time = ?19,
-            creation_time = ?20,
+            creation_time = ?20, sealed = ?26,
             ({}) = (?21, ?22, ?23, ?24, ?25)
          WHERE id = ?1",
         lease_columns::COLUMNS
@@ -314,6 +319,7 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
         lease.2,
         lease.3,
         lease.4,
+        b.sealed,
     ])?;
     insert_extents(conn, id, 0, &b.extents)?;
     Ok(old)
@@ -353,6 +359,13 @@ pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result
         lease.3,
         lease.4,
     ])?;
+    Ok(())
+}
+
+/// Seals append blob `id` (its ETag and Last-Modified stay as they are).
+pub(crate) fn seal_blob(conn: &Connection, id: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE blobs SET sealed = 1 WHERE id = ?1")?
+        .execute(params![id])?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 5;
+const SCHEMA_VERSION: i64 = 6;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -34,6 +34,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 5 {
         conn.execute_batch(V5)?;
+    }
+    if version < 6 {
+        conn.execute_batch(V6)?;
     }
     Ok(())
 }
@@ -122,6 +125,15 @@ const V5: &str = "
     CREATE INDEX blob_extents_by_block ON blob_extents(blob_id, block_id)
         WHERE block_id IS NOT NULL;
     PRAGMA user_version = 5;
+    COMMIT;
+";
+
+/// Version 6: append blobs can be sealed (Append Blob Seal); every blob
+/// written before is not.
+const V6: &str = "
+    BEGIN;
+    ALTER TABLE blobs ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
+    PRAGMA user_version = 6;
     COMMIT;
 ";
 
@@ -368,6 +380,35 @@ pub(crate) mod tests {
             .collect::<rusqlite::Result<_>>()
             .unwrap();
         assert_eq!(counts, vec![(1, 2, 9), (2, 1, 4)]);
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+    }
+
+    /// A version 3 database with a blob in it gains the `sealed` column,
+    /// false for the blob already there.
+    #[test]
+    fn a_version_3_database_gains_the_sealed_column() {
+        let conn = Connection::open_in_memory().unwrap();
+        create_v1(&conn).unwrap();
+        conn.execute_batch(V2).unwrap();
+        conn.execute_batch(V3).unwrap();
+        conn.execute_batch(
+            "INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', '0x1', 0, '', '', 0);
+             INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
+                size, etag, last_modified, creation_time, metadata)
+             VALUES (1, 'b', 1, '', 1, 'AppendBlob', 0, '0x2', 0, 0, '');",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        let sealed: bool = conn
+            .query_row("SELECT sealed FROM blobs WHERE name = 'b'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert!(!sealed);
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
     }

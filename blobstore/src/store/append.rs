@@ -33,6 +33,8 @@ pub struct AppendBlockInput {
     pub lease_id: Option<LeaseId>,
     /// The transactional `Content-MD5`.
     pub transactional_md5: Option<[u8; 16]>,
+    /// The transactional `x-ms-content-crc64`.
+    pub transactional_crc64: Option<u64>,
     /// `Content-Length`, already checked against the size limit.
     pub content_length: u64,
 }
@@ -48,6 +50,25 @@ pub struct AppendBlockOutput {
     pub committed_block_count: u64,
     /// MD5 of the block.
     pub body_md5: [u8; 16],
+    /// CRC64 of the block.
+    pub body_crc64: u64,
+}
+
+/// Input of Append Blob Seal.
+#[derive(Clone, Debug)]
+pub struct SealAppendBlobInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// Conditional headers.
+    pub conditions: Conditions,
+    /// `x-ms-blob-condition-appendpos` (the blob's current length).
+    pub append: AppendConditions,
+    /// `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
 }
 
 /// Every check of Append Block in the spec's order (after existence):
@@ -66,6 +87,9 @@ fn check_append(
     if row.blob_type != BlobType::AppendBlob {
         return Err(Error::InvalidBlobType);
     }
+    if row.sealed {
+        return Err(Error::BlobIsSealed);
+    }
     if row.committed_block_count.unwrap_or(0) >= MAX_APPENDED_BLOCKS {
         return Err(Error::BlockCountExceedsLimit { uncommitted: false });
     }
@@ -74,12 +98,48 @@ fn check_append(
 }
 
 impl Store {
+    /// Append Blob Seal: no append is taken afterwards. Sealing a sealed
+    /// blob succeeds again; the ETag and Last-Modified do not change.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals,
+    /// `InvalidBlobType`, append-position failures.
+    pub async fn seal_append_blob(&self, input: SealAppendBlobInput) -> Result<Versioned> {
+        let store = self.clone();
+        self.inner
+            .db
+            .write(move |tx| {
+                let now = store.now();
+                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let mut row = require_committed(tx, cid, &input.blob, None)?;
+                let current = Current {
+                    etag: row.version.etag.as_str(),
+                    last_modified: row.version.last_modified,
+                };
+                conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+                let lease = lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
+                if row.blob_type != BlobType::AppendBlob {
+                    return Err(Error::InvalidBlobType);
+                }
+                input.append.check(row.size, 0)?;
+                if lease != row.lease {
+                    row.lease = lease;
+                    meta::update_blob_attributes(tx, &row)?;
+                }
+                if !row.sealed {
+                    meta::seal_blob(tx, row.id)?;
+                }
+                Ok(row.version)
+            })
+            .await
+    }
+
     /// Append Block.
     ///
     /// # Errors
     /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals,
     /// `InvalidBlobType`, `BlockCountExceedsLimit`, append-condition
-    /// failures, `Md5Mismatch`.
+    /// failures, `Md5Mismatch`, `Crc64Mismatch`.
     pub async fn append_block<S>(
         &self,
         input: AppendBlockInput,
@@ -105,6 +165,7 @@ impl Store {
         let id = written.id.clone();
         let inline = written.inline.clone();
         let md5 = written.md5;
+        let crc64 = written.crc64;
         let result = self
             .inner
             .db
@@ -114,6 +175,7 @@ impl Store {
                 let mut row = require_committed(tx, cid, &input.blob, None)?;
                 check_append(&mut row, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, md5)?;
+                crate::extents::check_crc64(input.transactional_crc64, crc64)?;
                 WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;
                 let offset = row.size;
                 meta::append_extent(
@@ -138,6 +200,7 @@ impl Store {
                     offset,
                     committed_block_count: count,
                     body_md5: md5,
+                    body_crc64: crc64,
                 })
             })
             .await;

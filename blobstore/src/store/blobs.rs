@@ -33,6 +33,9 @@ pub struct PutBlobInput {
     pub content: ContentProperties,
     /// The transactional `Content-MD5` of the body, verified while streaming.
     pub transactional_md5: Option<[u8; 16]>,
+    /// The transactional `x-ms-content-crc64` of the body, verified while
+    /// streaming.
+    pub transactional_crc64: Option<u64>,
     /// Metadata (replaces the old set).
     pub metadata: Metadata,
     /// Conditional headers.
@@ -52,6 +55,8 @@ pub struct PutBlobOutput {
     pub version: Versioned,
     /// MD5 of the body as received.
     pub body_md5: [u8; 16],
+    /// CRC64 of the body as received.
+    pub body_crc64: u64,
 }
 
 /// Input of Get Blob and Get Blob Properties.
@@ -187,7 +192,7 @@ impl Store {
     ///
     /// # Errors
     /// `ContainerNotFound`, condition and lease refusals, `InvalidBlobType`,
-    /// `Md5Mismatch`, body length mismatch, storage failures.
+    /// `Md5Mismatch`, `Crc64Mismatch`, body length mismatch, storage failures.
     pub async fn put_blob<S>(&self, input: PutBlobInput, body: S) -> Result<PutBlobOutput>
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
@@ -232,6 +237,7 @@ impl Store {
         let now = self.now();
         let store = self.clone();
         let body_md5 = written.md5;
+        let body_crc64 = written.crc64;
         let extents: Vec<ExtentRef> = written
             .id
             .iter()
@@ -250,6 +256,7 @@ impl Store {
                     meta::container_id(tx, &input.account, input.container.as_str())?;
                 let (existing, lease) = check_put(tx, container_id, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, body_md5)?;
+                crate::extents::check_crc64(input.transactional_crc64, body_crc64)?;
                 WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;
                 let version = Versioned {
                     etag: store.inner.etags.next(now),
@@ -273,6 +280,7 @@ impl Store {
                     content,
                     metadata: input.metadata.clone(),
                     committed_block_count: (input.blob_type == BlobType::AppendBlob).then_some(0),
+                    sealed: false,
                     access_tier: input.access_tier.clone(),
                     copy: None,
                     lease,
@@ -287,7 +295,11 @@ impl Store {
                         meta::insert_blob(tx, container_id, &new)?;
                     }
                 }
-                Ok(PutBlobOutput { version, body_md5 })
+                Ok(PutBlobOutput {
+                    version,
+                    body_md5,
+                    body_crc64,
+                })
             })
             .await
     }

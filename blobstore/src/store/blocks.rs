@@ -88,10 +88,21 @@ pub struct PutBlockInput {
     pub block_id: BlockId,
     /// The transactional `Content-MD5`, verified while streaming.
     pub transactional_md5: Option<[u8; 16]>,
+    /// The transactional `x-ms-content-crc64`, verified while streaming.
+    pub transactional_crc64: Option<u64>,
     /// `x-ms-lease-id`.
     pub lease_id: Option<LeaseId>,
     /// `Content-Length`, already checked against the size limit.
     pub content_length: u64,
+}
+
+/// Output of Put Block: the checksums of the block as received.
+#[derive(Clone, Copy, Debug)]
+pub struct PutBlockOutput {
+    /// MD5 of the block.
+    pub body_md5: [u8; 16],
+    /// CRC64 of the block.
+    pub body_crc64: u64,
 }
 
 /// Input of Put Block List.
@@ -166,8 +177,9 @@ impl Store {
     ///
     /// # Errors
     /// `ContainerNotFound`, `InvalidBlobType`, lease refusals,
-    /// `InvalidBlobOrBlock`, `BlockCountExceedsLimit`, `Md5Mismatch`.
-    pub async fn put_block<S>(&self, input: PutBlockInput, body: S) -> Result<[u8; 16]>
+    /// `InvalidBlobOrBlock`, `BlockCountExceedsLimit`, `Md5Mismatch`,
+    /// `Crc64Mismatch`.
+    pub async fn put_block<S>(&self, input: PutBlockInput, body: S) -> Result<PutBlockOutput>
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
@@ -185,6 +197,7 @@ impl Store {
         }
         let written = self.inner.extents.write(body, input.content_length).await?;
         let md5 = written.md5;
+        let crc64 = written.crc64;
         let extent = written.id.clone().unwrap_or_default();
         let inline = written.inline.clone();
         let store = self.clone();
@@ -196,6 +209,7 @@ impl Store {
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
                 let lease = check_put_block(row.as_ref(), input.lease_id.as_ref(), now)?;
                 crate::extents::check_md5(input.transactional_md5, md5)?;
+                crate::extents::check_crc64(input.transactional_crc64, crc64)?;
                 let blob_id = match row {
                     Some(mut r) => {
                         check_block_id_length(tx, r.id, &input.block_id)?;
@@ -230,6 +244,7 @@ impl Store {
                             content: ContentProperties::default(),
                             metadata: Metadata::default(),
                             committed_block_count: None,
+                            sealed: false,
                             access_tier: None,
                             copy: None,
                             lease,
@@ -246,7 +261,10 @@ impl Store {
                 if let Some(old) = meta::stage_block(tx, blob_id, &block, now)? {
                     meta::collect_unreferenced(tx, &[old], now)?;
                 }
-                Ok(md5)
+                Ok(PutBlockOutput {
+                    body_md5: md5,
+                    body_crc64: crc64,
+                })
             })
             .await;
         if result.is_err()
@@ -318,6 +336,7 @@ impl Store {
                     content: input.content.clone(),
                     metadata: input.metadata.clone(),
                     committed_block_count: None,
+                    sealed: false,
                     access_tier: input.access_tier.clone(),
                     copy: None,
                     lease,

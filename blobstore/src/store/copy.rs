@@ -143,6 +143,7 @@ impl Store {
                     content: source.content.clone(),
                     metadata: input.metadata.clone().unwrap_or(source.metadata.clone()),
                     committed_block_count: source.committed_block_count,
+                    sealed: false,
                     access_tier: input.access_tier.clone(),
                     copy: Some(CopyProperties {
                         id: copy_id.clone(),

@@ -23,14 +23,14 @@ use crate::pins::Pins;
 use crate::space::Space;
 use crate::{BlobProperties, ContainerProperties, Result};
 
-pub use append::{AppendBlockInput, AppendBlockOutput, MAX_APPENDED_BLOCKS};
+pub use append::{AppendBlockInput, AppendBlockOutput, MAX_APPENDED_BLOCKS, SealAppendBlobInput};
 pub use blobs::{
     DeleteBlobInput, DeleteSnapshots, GetBlobInput, GetBlobOutput, PutBlobInput, PutBlobOutput,
     SetBlobMetadataInput, SetBlobPropertiesInput,
 };
 pub use blocks::{
     BlockId, BlockListKind, BlockListType, GetBlockListInput, GetBlockListOutput,
-    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlockInput, PutBlockListInput,
+    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlockInput, PutBlockListInput, PutBlockOutput,
     UNCOMMITTED_BLOCK_LIFETIME,
 };
 pub use body::BlobBody;
@@ -273,6 +273,7 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         metadata: row.metadata,
         lease,
         committed_block_count: row.committed_block_count,
+        sealed: row.sealed,
         access_tier: row.access_tier,
         copy: row.copy,
     }

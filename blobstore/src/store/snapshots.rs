@@ -92,6 +92,7 @@ impl Store {
                     content: base.content.clone(),
                     metadata,
                     committed_block_count: base.committed_block_count,
+                    sealed: base.sealed,
                     access_tier: base.access_tier.clone(),
                     copy: base.copy.clone(),
                     lease: LeaseRecord::default(),

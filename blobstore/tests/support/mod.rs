@@ -65,6 +65,7 @@ pub fn put_input(c: &str, b: &str, len: usize) -> PutBlobInput {
         blob_type: BlobType::BlockBlob,
         content: ContentProperties::default(),
         transactional_md5: None,
+        transactional_crc64: None,
         metadata: Metadata::default(),
         conditions: Conditions::default(),
         lease_id: None,
@@ -175,6 +176,7 @@ pub fn put_block_input(c: &str, b: &str, i: usize, len: u64) -> PutBlockInput {
         blob: blob(b),
         block_id: block_id(i),
         transactional_md5: None,
+        transactional_crc64: None,
         lease_id: None,
         content_length: len,
     }

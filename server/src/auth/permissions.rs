@@ -72,9 +72,8 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         GetBlob | GetBlobProperties | GetBlobMetadata | GetBlockList | GetPageRanges => {
             need(O, "r", ServiceScope::Any)
         }
-        SetBlobProperties | SetBlobMetadata | PutBlock | PutBlockList | PutPage | AbortCopyBlob => {
-            need(O, "w", ServiceScope::Any)
-        }
+        SetBlobProperties | SetBlobMetadata | PutBlock | PutBlockList | PutPage | AbortCopyBlob
+        | SealAppendBlob => need(O, "w", ServiceScope::Any),
         AppendBlock => need(O, "aw", ServiceScope::Any),
         SnapshotBlob => need(O, "cw", ServiceScope::Any),
         LeaseBlob => need(O, lease, ServiceScope::Any),

@@ -1,7 +1,9 @@
 //! Append Block (spec/10-operations.md §B15).
 
 use actix_web::{HttpResponse, web};
-use stowage_blobstore::{AppendBlockInput, AppendConditions, ConditionKind, conditions};
+use stowage_blobstore::{
+    AppendBlockInput, AppendConditions, ConditionKind, SealAppendBlobInput, conditions,
+};
 
 use super::blob::refuse_unsupported;
 use crate::error::ApiError;
@@ -35,13 +37,10 @@ pub(crate) async fn append_block(
     if content_length > max {
         return Err(ApiError::RequestBodyTooLarge { max });
     }
-    let integer = |v: &str| v.trim().parse::<u64>().ok();
-    let append = AppendConditions {
-        append_position: h.parse("x-ms-blob-condition-appendpos", integer)?,
-        max_size: h.parse("x-ms-blob-condition-maxsize", integer)?,
-    };
+    let append = append_conditions(ctx)?;
     let conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Write)?;
+    let transactional = h.transactional()?;
     let input = AppendBlockInput {
         account: ctx.account().to_owned(),
         container: ctx.container()?,
@@ -49,7 +48,8 @@ pub(crate) async fn append_block(
         conditions,
         append,
         lease_id: h.lease_id()?,
-        transactional_md5: h.md5("content-md5")?,
+        transactional_md5: transactional.md5,
+        transactional_crc64: transactional.crc64,
         content_length,
     };
     let out = ctx
@@ -61,12 +61,46 @@ pub(crate) async fn append_block(
         .await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &out.version);
-    b.insert_header(("content-md5", response::md5_base64(&out.body_md5)));
+    let which = response::checksum_headers(&ctx.version, transactional.md5.is_some(), false);
+    response::checksums(&mut b, which, &out.body_md5, out.body_crc64);
     b.insert_header(("x-ms-blob-append-offset", out.offset.to_string()));
     b.insert_header((
         "x-ms-blob-committed-block-count",
         out.committed_block_count.to_string(),
     ));
     b.insert_header(("x-ms-request-server-encrypted", "true"));
+    Ok(b.finish())
+}
+
+/// `x-ms-blob-condition-appendpos` and `x-ms-blob-condition-maxsize`.
+fn append_conditions(ctx: &RequestContext) -> Result<AppendConditions, ApiError> {
+    let h = ctx.headers();
+    let integer = |v: &str| v.trim().parse::<u64>().ok();
+    Ok(AppendConditions {
+        append_position: h.parse("x-ms-blob-condition-appendpos", integer)?,
+        max_size: h.parse("x-ms-blob-condition-maxsize", integer)?,
+    })
+}
+
+/// Append Blob Seal (`comp=seal`): 200 with the blob's unchanged ETag and
+/// Last-Modified and `x-ms-blob-sealed: true`; sealing again succeeds.
+pub(crate) async fn seal_append_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Write)?;
+    let input = SealAppendBlobInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        conditions,
+        append: append_conditions(ctx)?,
+        lease_id: h.lease_id()?,
+    };
+    let v = ctx.store().seal_append_blob(input).await?;
+    let mut b = HttpResponse::Ok();
+    response::version(&mut b, &v);
+    b.insert_header(("x-ms-blob-sealed", "true"));
     Ok(b.finish())
 }

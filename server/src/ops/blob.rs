@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use futures::TryStreamExt;
 use md5::{Digest, Md5};
 use stowage_blobstore::{
-    BlobType, ConditionKind, DeleteBlobInput, DeleteSnapshots, GetBlobInput, PutBlobInput,
+    BlobType, ConditionKind, Crc64, DeleteBlobInput, DeleteSnapshots, GetBlobInput, PutBlobInput,
     SetBlobMetadataInput, SetBlobPropertiesInput, conditions,
 };
 
@@ -23,8 +23,9 @@ fn put_blob_limit(version: &str) -> u64 {
     }
 }
 
-/// The largest range for which `x-ms-range-get-content-md5` is honoured.
-const RANGE_MD5_MAX: u64 = 4 * 1024 * 1024;
+/// The largest range for which `x-ms-range-get-content-md5` and
+/// `x-ms-range-get-content-crc64` are honoured.
+const RANGE_SUM_MAX: u64 = 4 * 1024 * 1024;
 
 /// Headers of features Stowage does not serve: refused rather than ignored.
 pub(crate) fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
@@ -34,8 +35,6 @@ pub(crate) fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
         "x-ms-encryption-key-sha256",
         "x-ms-encryption-algorithm",
         "x-ms-encryption-scope",
-        "x-ms-content-crc64",
-        "x-ms-range-get-content-crc64",
         "x-ms-tags",
         "x-ms-if-tags",
     ] {
@@ -90,13 +89,15 @@ pub(crate) async fn put_blob(
     }
     let conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Create)?;
+    let transactional = h.transactional()?;
     let input = PutBlobInput {
         account: ctx.account().to_owned(),
         container: ctx.container()?,
         blob: ctx.blob()?,
         blob_type,
         content: h.put_blob_content()?,
-        transactional_md5: h.md5("content-md5")?,
+        transactional_md5: transactional.md5,
+        transactional_crc64: transactional.crc64,
         metadata: ctx.metadata()?,
         conditions,
         lease_id: h.lease_id()?,
@@ -108,7 +109,8 @@ pub(crate) async fn put_blob(
     let mut b = HttpResponse::Created();
     response::version(&mut b, &out.version);
     if blob_type == BlobType::BlockBlob {
-        b.insert_header(("content-md5", response::md5_base64(&out.body_md5)));
+        let which = response::checksum_headers(&ctx.version, transactional.md5.is_some(), true);
+        response::checksums(&mut b, which, &out.body_md5, out.body_crc64);
     }
     b.insert_header(("x-ms-request-server-encrypted", "true"));
     Ok(b.finish())
@@ -131,9 +133,21 @@ pub(crate) async fn get_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiEr
     refuse_unsupported(ctx)?;
     let input = get_input(ctx, true)?;
     let want_md5 = ctx.headers().flag("x-ms-range-get-content-md5")?;
-    if want_md5 && input.range.is_none() {
+    let want_crc64 = ctx.headers().flag("x-ms-range-get-content-crc64")?;
+    if want_md5 && want_crc64 {
+        return Err(ApiError::BothCrc64AndMd5RangeHeaderPresent);
+    }
+    // The header that asked for a range checksum, when one did.
+    let range_sum = match (want_md5, want_crc64) {
+        (true, _) => Some("x-ms-range-get-content-md5"),
+        (_, true) => Some("x-ms-range-get-content-crc64"),
+        _ => None,
+    };
+    if let Some(name) = range_sum
+        && input.range.is_none()
+    {
         return Err(ApiError::InvalidHeaderValue {
-            name: "x-ms-range-get-content-md5".into(),
+            name: name.into(),
             value: "true".into(),
         });
     }
@@ -167,10 +181,10 @@ pub(crate) async fn get_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiEr
         tracing::error!(error = %e, "blob stream failed");
         std::io::Error::other(e)
     });
-    if want_md5 {
-        if len > RANGE_MD5_MAX {
+    if let Some(name) = range_sum {
+        if len > RANGE_SUM_MAX {
             return Err(ApiError::InvalidHeaderValue {
-                name: "x-ms-range-get-content-md5".into(),
+                name: name.into(),
                 value: "true".into(),
             });
         }
@@ -179,9 +193,15 @@ pub(crate) async fn get_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiEr
             .try_collect()
             .await
             .map_err(|e| ApiError::Store(stowage_blobstore::Error::Io(e)))?;
-        let mut md5 = Md5::new();
-        bytes.iter().for_each(|c| md5.update(c));
-        b.insert_header(("content-md5", response::md5_base64(&md5.finalize().into())));
+        if want_md5 {
+            let mut md5 = Md5::new();
+            bytes.iter().for_each(|c| md5.update(c));
+            b.insert_header(("content-md5", response::md5_base64(&md5.finalize().into())));
+        } else {
+            let mut crc = Crc64::new();
+            bytes.iter().for_each(|c| crc.update(c));
+            b.insert_header(("x-ms-content-crc64", response::crc64_base64(crc.finish())));
+        }
         return Ok(b.no_chunking(len).streaming(futures::stream::iter(
             bytes.into_iter().map(Ok::<_, std::io::Error>),
         )));

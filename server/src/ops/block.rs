@@ -3,8 +3,8 @@
 use actix_web::{HttpResponse, web};
 use md5::{Digest, Md5};
 use stowage_blobstore::{
-    BlockId, BlockListType, ConditionKind, GetBlockListInput, PutBlockInput, PutBlockListInput,
-    conditions,
+    BlockId, BlockListType, ConditionKind, Crc64, GetBlockListInput, PutBlockInput,
+    PutBlockListInput, conditions,
 };
 
 use super::blob::refuse_unsupported;
@@ -47,26 +47,29 @@ pub(crate) async fn put_block(
     if content_length > max {
         return Err(ApiError::RequestBodyTooLarge { max });
     }
+    let transactional = h.transactional()?;
     let input = PutBlockInput {
         account: ctx.account().to_owned(),
         container: ctx.container()?,
         blob: ctx.blob()?,
         block_id,
-        transactional_md5: h.md5("content-md5")?,
+        transactional_md5: transactional.md5,
+        transactional_crc64: transactional.crc64,
         lease_id: h.lease_id()?,
         content_length,
     };
-    let md5 = ctx
+    let out = ctx
         .store()
         .put_block(
             input,
             crate::body::streamed(body, crate::body::BODY_IDLE_TIMEOUT),
         )
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header(("content-md5", response::md5_base64(&md5)))
-        .insert_header(("x-ms-request-server-encrypted", "true"))
-        .finish())
+    let mut b = HttpResponse::Created();
+    let which = response::checksum_headers(&ctx.version, transactional.md5.is_some(), false);
+    response::checksums(&mut b, which, &out.body_md5, out.body_crc64);
+    b.insert_header(("x-ms-request-server-encrypted", "true"));
+    Ok(b.finish())
 }
 
 pub(crate) async fn put_block_list(
@@ -79,10 +82,10 @@ pub(crate) async fn put_block_list(
     h.content_length()?;
     let conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Create)?;
-    let transactional = h.md5("content-md5")?;
+    let transactional = h.transactional()?;
     let bytes = super::service::collect_body(body, MAX_BLOCK_LIST_BODY).await?;
     let md5: [u8; 16] = Md5::digest(&bytes).into();
-    if let Some(expected) = transactional
+    if let Some(expected) = transactional.md5
         && expected != md5
     {
         return Err(stowage_blobstore::Error::Md5Mismatch {
@@ -90,6 +93,13 @@ pub(crate) async fn put_block_list(
             computed: md5,
         }
         .into());
+    }
+    let crc64 = Crc64::of(&bytes);
+    if transactional
+        .crc64
+        .is_some_and(|expected| expected != crc64)
+    {
+        return Err(stowage_blobstore::Error::Crc64Mismatch.into());
     }
     let input = PutBlockListInput {
         account: ctx.account().to_owned(),
@@ -105,7 +115,12 @@ pub(crate) async fn put_block_list(
     let v = ctx.store().put_block_list(input).await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &v);
+    // The checksums here are of the XML body, not of the blob: the MD5 as
+    // always, the CRC64 when the request sent one.
     b.insert_header(("content-md5", response::md5_base64(&md5)));
+    if transactional.crc64.is_some() {
+        b.insert_header(("x-ms-content-crc64", response::crc64_base64(crc64)));
+    }
     b.insert_header(("x-ms-request-server-encrypted", "true"));
     Ok(b.finish())
 }

@@ -211,6 +211,10 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
             w.element("AccessTierInferred", "true");
         }
     }
+    // Present for sealed append blobs only, like `x-ms-blob-sealed`.
+    if b.sealed {
+        w.element("Sealed", "true");
+    }
     w.close("Properties");
     if include.metadata && committed {
         metadata(w, &b.metadata);

@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use base64::Engine as _;
+use stowage_blobstore::Crc64;
 use stowage_tests::{Client, Response, TestServer, unique};
 
 use super::blocks::{LEASE_A, LEASE_B, acquire_lease, md5_b64};
@@ -131,7 +133,14 @@ async fn append_block_returns_the_offset_and_the_committed_block_count() {
         let r = append_with(&c, &ctr, "log", block, &[]).await;
         assert_eq!(r.status, 201, "{}", r.text());
         assert_eq!(offset_and_count(&r), (expected_offset, i as u64 + 1));
-        assert_eq!(r.header("content-md5"), Some(md5_b64(block)));
+        // No Content-MD5 sent: the block's CRC64 comes back instead.
+        assert_eq!(r.header("content-md5"), None);
+        assert_eq!(
+            r.header("x-ms-content-crc64"),
+            Some(
+                base64::engine::general_purpose::STANDARD.encode(Crc64::to_bytes(Crc64::of(block)))
+            )
+        );
         assert_eq!(
             r.header("x-ms-request-server-encrypted").as_deref(),
             Some("true")
@@ -529,4 +538,104 @@ async fn of_appenders_presenting_the_same_appendpos_exactly_one_wins() {
     }
     assert_eq!(wins, 1);
     assert_eq!(content(&c, &ctr, "log").await.len(), 7);
+}
+
+/// Append Blob Seal (`comp=seal`).
+async fn seal(c: &Client, container: &str, blob: &str, headers: &[(&str, &str)]) -> Response {
+    let mut r = c.put(&format!("/{container}/{blob}?comp=seal"));
+    for (n, v) in headers {
+        r = r.header(n, v);
+    }
+    r.send().await
+}
+
+#[tokio::test]
+async fn a_sealed_append_blob_takes_no_more_appends() {
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    create_append_blob(&c, &ctr, "log").await;
+    append(&c, &ctr, "log", b"one").await;
+    let before = c.head(&format!("/{ctr}/log")).send().await;
+    assert_eq!(before.header("x-ms-blob-sealed"), None);
+    let r = seal(&c, &ctr, "log", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-ms-blob-sealed").as_deref(), Some("true"));
+    // Sealing changes neither the ETag nor Last-Modified.
+    assert_eq!(r.header("etag"), before.header("etag"));
+    assert_eq!(r.header("last-modified"), before.header("last-modified"));
+    // Again: still 200.
+    let r = seal(&c, &ctr, "log", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = append_with(&c, &ctr, "log", b"two", &[]).await;
+    r.assert_error(409, "BlobIsSealed");
+    for r in [
+        c.head(&format!("/{ctr}/log")).send().await,
+        c.get(&format!("/{ctr}/log")).send().await,
+    ] {
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("x-ms-blob-sealed").as_deref(), Some("true"));
+    }
+    assert_eq!(content(&c, &ctr, "log").await, b"one");
+    // Listed with <Sealed>, an unsealed blob without.
+    create_append_blob(&c, &ctr, "open").await;
+    let r = c
+        .get(&format!("/{ctr}?restype=container&comp=list"))
+        .send()
+        .await;
+    let text = r.text();
+    let log = &text[text.find("<Name>log</Name>").unwrap()..];
+    assert!(log.contains("<Sealed>true</Sealed>"), "{text}");
+    let open = &text[text.find("<Name>open</Name>").unwrap()..];
+    assert!(!open.contains("<Sealed>"), "{text}");
+    // Put Blob replaces it with an unsealed blob.
+    create_append_blob(&c, &ctr, "log").await;
+    append(&c, &ctr, "log", b"new").await;
+    let r = c.head(&format!("/{ctr}/log")).send().await;
+    assert_eq!(r.header("x-ms-blob-sealed"), None);
+}
+
+#[tokio::test]
+async fn seal_answers_missing_wrong_type_conditions_and_leases() {
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    seal(&c, &ctr, "none", &[])
+        .await
+        .assert_error(404, "BlobNotFound");
+    c.put_blob(&ctr, "block", b"data").await;
+    seal(&c, &ctr, "block", &[])
+        .await
+        .assert_error(409, "InvalidBlobType");
+    create_append_blob(&c, &ctr, "log").await;
+    append(&c, &ctr, "log", b"abc").await;
+    seal(&c, &ctr, "log", &[("if-match", "\"0x1\"")])
+        .await
+        .assert_error(412, "ConditionNotMet");
+    seal(&c, &ctr, "log", &[("x-ms-blob-condition-appendpos", "2")])
+        .await
+        .assert_error(412, "AppendPositionConditionNotMet");
+    acquire_lease(&c, &format!("/{ctr}/log"), LEASE_A, -1).await;
+    seal(&c, &ctr, "log", &[])
+        .await
+        .assert_error(412, "LeaseIdMissing");
+    seal(&c, &ctr, "log", &[("x-ms-lease-id", LEASE_B)])
+        .await
+        .assert_error(412, "LeaseIdMismatchWithBlobOperation");
+    // Nothing above sealed it.
+    assert_eq!(
+        append_with(&c, &ctr, "log", b"d", &[("x-ms-lease-id", LEASE_A)])
+            .await
+            .status,
+        201
+    );
+    let r = seal(
+        &c,
+        &ctr,
+        "log",
+        &[
+            ("x-ms-lease-id", LEASE_A),
+            ("x-ms-blob-condition-appendpos", "4"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
 }

@@ -231,13 +231,20 @@ async fn setup(server: &TestServer) -> (Client, String) {
 // Put Block
 
 #[tokio::test]
-async fn put_block_is_201_with_the_md5_of_the_block() {
+async fn put_block_is_201_with_the_crc64_of_the_block() {
     let server = TestServer::start().await;
     let (c, ctr) = setup(&server).await;
     let body = b"the block's bytes";
     let r = put_block(&c, &ctr, "b", &block_id(1), body).await;
     assert_eq!(r.status, 201, "{}", r.text());
-    assert_eq!(r.header("content-md5"), Some(md5_b64(body)));
+    // No Content-MD5 sent: the CRC64 comes back, not the MD5.
+    assert_eq!(r.header("content-md5"), None);
+    assert_eq!(
+        r.header("x-ms-content-crc64"),
+        Some(b64(&stowage_blobstore::Crc64::to_bytes(
+            stowage_blobstore::Crc64::of(body)
+        )))
+    );
     assert_eq!(
         r.header("x-ms-request-server-encrypted").as_deref(),
         Some("true")
