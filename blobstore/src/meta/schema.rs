@@ -353,8 +353,7 @@ pub(crate) mod tests {
         assert_eq!(version(&conn), SCHEMA_VERSION);
     }
 
-    #[test]
-    /// A version 3 database (before versions 4 and 5) gains the counts of staged blocks, computed
+    /// A version 3 database gains the counts of staged blocks, computed
     /// from the blocks it holds, and the index of committed blocks.
     #[test]
     fn an_older_database_gains_the_counts_of_staged_blocks() {
