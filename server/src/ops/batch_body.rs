@@ -31,14 +31,28 @@ pub(crate) fn boundary(content_type: &str) -> Option<&str> {
     })
 }
 
-/// Splits a batch body into its sub-requests; `None` when the body is not a
-/// well-formed batch (or has more than [`MAX_SUBREQUESTS`] parts).
-pub(crate) fn parse_batch(body: &[u8], boundary: &str) -> Option<Vec<SubRequest>> {
+/// Why a batch body is refused as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BatchBodyError {
+    /// Not a well-formed batch: no closing delimiter, no part, or a part
+    /// that is not an HTTP request.
+    Malformed,
+    /// More than [`MAX_SUBREQUESTS`] parts.
+    TooMany,
+}
+
+/// Splits a batch body into its sub-requests.
+///
+/// # Errors
+///
+/// The [`BatchBodyError`] of a body that is not a batch to run.
+pub(crate) fn parse_batch(body: &[u8], boundary: &str) -> Result<Vec<SubRequest>, BatchBodyError> {
+    use BatchBodyError::Malformed;
     let delimiter = format!("--{boundary}");
-    let text = std::str::from_utf8(body).ok()?;
+    let text = std::str::from_utf8(body).map_err(|_| Malformed)?;
     let mut parts = text.split(delimiter.as_str());
     // Anything before the first delimiter is preamble.
-    parts.next()?;
+    parts.next().ok_or(Malformed)?;
     let mut out = Vec::new();
     let mut closed = false;
     for part in parts {
@@ -46,13 +60,16 @@ pub(crate) fn parse_batch(body: &[u8], boundary: &str) -> Option<Vec<SubRequest>
             closed = true;
             break;
         }
-        let part = part.strip_prefix("\r\n")?;
-        if out.len() == MAX_SUBREQUESTS {
-            return None;
-        }
-        out.push(parse_part(part)?);
+        let part = part.strip_prefix("\r\n").ok_or(Malformed)?;
+        out.push(parse_part(part).ok_or(Malformed)?);
     }
-    (closed && !out.is_empty()).then_some(out)
+    if !closed || out.is_empty() {
+        return Err(Malformed);
+    }
+    if out.len() > MAX_SUBREQUESTS {
+        return Err(BatchBodyError::TooMany);
+    }
+    Ok(out)
 }
 
 /// A part: MIME headers, a blank line, then an HTTP request head.
@@ -182,14 +199,27 @@ mod tests {
             "--b--\r\n",
         ];
         for body in cases {
-            assert_eq!(parse_batch(body.as_bytes(), "b"), None, "{body:?}");
+            assert_eq!(
+                parse_batch(body.as_bytes(), "b"),
+                Err(BatchBodyError::Malformed),
+                "{body:?}"
+            );
         }
         let too_many = format!(
             "{}--b--\r\n",
             "--b\r\nContent-Type: application/http\r\n\r\nDELETE /c/a HTTP/1.1\r\n\r\n\r\n"
                 .repeat(257)
         );
-        assert_eq!(parse_batch(too_many.as_bytes(), "b"), None);
+        assert_eq!(
+            parse_batch(too_many.as_bytes(), "b"),
+            Err(BatchBodyError::TooMany)
+        );
+        let most = format!(
+            "{}--b--\r\n",
+            "--b\r\nContent-Type: application/http\r\n\r\nDELETE /c/a HTTP/1.1\r\n\r\n\r\n"
+                .repeat(256)
+        );
+        assert_eq!(parse_batch(most.as_bytes(), "b").map(|p| p.len()), Ok(256));
     }
 
     #[test]
