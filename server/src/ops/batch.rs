@@ -66,7 +66,7 @@ fn sub_requests(content_type: Option<&str>, body: &[u8]) -> Result<Vec<SubReques
         BatchBodyError::TooMany => ApiError::ExceedsMaxBatchRequestCount,
     })?;
     // A batch is of one operation: Delete Blob or Set Blob Tier.
-    let mut kinds = subs.iter().filter_map(|s| kind(s).ok().flatten());
+    let mut kinds = subs.iter().filter_map(|s| kind(s).ok());
     if let Some(first) = kinds.next()
         && kinds.any(|k| k != first)
     {
@@ -75,14 +75,22 @@ fn sub_requests(content_type: Option<&str>, body: &[u8]) -> Result<Vec<SubReques
     Ok(subs)
 }
 
-/// The operation a sub-request asks for: `Some(DeleteBlob)`, `None` for Set
-/// Blob Tier (not served), or an error for anything a batch cannot carry.
-fn kind(sub: &SubRequest) -> Result<Option<Operation>, ApiError> {
+/// The operations a batch may carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    DeleteBlob,
+    /// Not served: answered `501 NotImplemented` like Set Blob Tier itself.
+    SetBlobTier,
+}
+
+/// The operation a sub-request asks for, or an error for anything a batch
+/// cannot carry.
+fn kind(sub: &SubRequest) -> Result<Kind, ApiError> {
     let raw_query = sub.target.split_once('?').map_or("", |(_, q)| q);
     let query = Query::parse(raw_query)?;
     match (sub.method.as_str(), query.get("comp")) {
-        ("DELETE", None) => Ok(Some(Operation::DeleteBlob)),
-        ("PUT", Some("tier")) => Ok(None),
+        ("DELETE", None) => Ok(Kind::DeleteBlob),
+        ("PUT", Some("tier")) => Ok(Kind::SetBlobTier),
         _ => Err(ApiError::InvalidInput),
     }
 }
@@ -148,8 +156,9 @@ async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<(), ApiError>
             return Err(ApiError::InvalidInput);
         }
     }
-    let Some(op) = kind(sub)? else {
-        return Err(ApiError::NotImplemented);
+    let op = match kind(sub)? {
+        Kind::DeleteBlob => Operation::DeleteBlob,
+        Kind::SetBlobTier => return Err(ApiError::NotImplemented),
     };
     let query = Query::parse(raw_query)?;
     let target = Target {
@@ -220,6 +229,61 @@ fn header_map(headers: &[(String, String)]) -> HeaderMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_batch_refusals() {
+        let part = |request_line: &str| {
+            format!("--b\r\nContent-Type: application/http\r\n\r\n{request_line}\r\n\r\n\r\n")
+        };
+        let body = |lines: &[&str]| {
+            let mut out: String = lines.iter().map(|l| part(l)).collect();
+            out.push_str("--b--\r\n");
+            out
+        };
+        let delete = "DELETE /c/a HTTP/1.1";
+        let tier = "PUT /c/a?comp=tier HTTP/1.1";
+        let get = "GET /c/a HTTP/1.1";
+        let ok = "multipart/mixed; boundary=b";
+        let cases: &[(Option<&str>, String, Result<usize, &str>)] = &[
+            (Some(ok), body(&[delete, delete]), Ok(2)),
+            (Some(ok), body(&[tier, tier]), Ok(2)),
+            // A part a batch cannot carry fails alone.
+            (Some(ok), body(&[get, delete]), Ok(2)),
+            (
+                Some(ok),
+                body(&[delete, tier]),
+                Err("AllBatchSubRequestsShouldBeSameApi"),
+            ),
+            (
+                Some(ok),
+                body(&[tier, get, delete]),
+                Err("AllBatchSubRequestsShouldBeSameApi"),
+            ),
+            (Some(ok), "garbage".into(), Err("InvalidInput")),
+            (
+                Some(ok),
+                body(&[delete; 257]),
+                Err("ExceedsMaxBatchRequestCount"),
+            ),
+            (
+                Some("multipart/mixed"),
+                body(&[delete]),
+                Err("InvalidHeaderValue"),
+            ),
+            (
+                Some("text/plain; boundary=b"),
+                body(&[delete]),
+                Err("InvalidHeaderValue"),
+            ),
+            (None, body(&[delete]), Err("MissingRequiredHeader")),
+        ];
+        for (content_type, body, expected) in cases {
+            let got = sub_requests(*content_type, body.as_bytes())
+                .map(|subs| subs.len())
+                .map_err(|e| e.answer().code);
+            assert_eq!(got, *expected, "{content_type:?} {body:?}");
+        }
+    }
 
     #[test]
     fn sub_target_table() {
