@@ -91,10 +91,16 @@ fn parse_part(part: &str) -> Option<SubRequest> {
     let mut lines = http.split("\r\n");
     let mut request_line = lines.next()?.split(' ');
     let method = request_line.next()?.to_owned();
-    let target = request_line.next()?.to_owned();
-    if !request_line.next()?.starts_with("HTTP/1.") || !target.starts_with('/') {
+    let target = request_line.next()?;
+    if !request_line.next()?.starts_with("HTTP/1.") || target.is_empty() || target.contains("://") {
         return None;
     }
+    // The .NET SDK writes the path without its leading `/`
+    // (`DELETE devstoreaccount1/c/a HTTP/1.1`); the service serves it.
+    let target = match target.strip_prefix('/') {
+        Some(_) => target.to_owned(),
+        None => format!("/{target}"),
+    };
     let mut headers = Vec::new();
     for line in lines.take_while(|l| !l.is_empty()) {
         let (name, value) = line.split_once(':')?;
@@ -189,6 +195,14 @@ mod tests {
     }
 
     #[test]
+    fn a_target_without_its_leading_slash_is_read_as_a_path() {
+        let body = "--b\r\nContent-Type: application/http\r\nContent-ID: 0\r\n\r\n\
+            DELETE devstoreaccount1/c/a%20b HTTP/1.1\r\nContent-Length: 0\r\n\r\n\r\n--b--\r\n";
+        let parts = parse_batch(body.as_bytes(), "b").unwrap();
+        assert_eq!(parts[0].target, "/devstoreaccount1/c/a%20b");
+    }
+
+    #[test]
     fn malformed_batches_are_refused() {
         let cases = [
             "",
@@ -196,6 +210,7 @@ mod tests {
             "--b\r\nContent-Type: text/plain\r\n\r\nDELETE /c/a HTTP/1.1\r\n\r\n--b--\r\n",
             "--b\r\nContent-Type: application/http\r\n\r\nDELETE /c/a HTTP/1.1\r\n\r\n",
             "--b\r\nContent-Type: application/http\r\n\r\nnot a request line\r\n\r\n--b--\r\n",
+            "--b\r\nContent-Type: application/http\r\n\r\nDELETE http://h/c/a HTTP/1.1\r\n\r\n--b--\r\n",
             "--b--\r\n",
         ];
         for body in cases {

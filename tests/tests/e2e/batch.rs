@@ -219,9 +219,18 @@ async fn parts_without_their_own_version_verify_with_the_batch_version() {
     client.create_container(&c).await;
     client.put_blob(&c, "a", b"1").await;
     client.put_blob(&c, "b", b"2").await;
+    client.put_blob(&c, "n", b"3").await;
     let mut forged = signed_delete(&server, &format!("/{ACCOUNT}/{c}/a"));
     forged.target = format!("/{ACCOUNT}/{c}/b");
-    let subs = [signed_delete(&server, &format!("/{ACCOUNT}/{c}/a")), forged];
+    // The .NET SDK writes the part's path without its leading `/` and signs
+    // the path with it.
+    let mut dotnet = signed_delete(&server, &format!("/{ACCOUNT}/{c}/n"));
+    dotnet.target = format!("{ACCOUNT}/{c}/n");
+    let subs = [
+        signed_delete(&server, &format!("/{ACCOUNT}/{c}/a")),
+        forged,
+        dotnet,
+    ];
     let r = post_batch(
         &server,
         &format!("/{c}?restype=container&comp=batch"),
@@ -233,8 +242,10 @@ async fn parts_without_their_own_version_verify_with_the_batch_version() {
     assert_eq!(parts[0].status, 202, "{:?}", parts[0]);
     parts[1].assert_error(403, "AuthenticationFailed");
     assert_eq!(parts[1].content_id.as_deref(), Some("1"));
+    assert_eq!(parts[2].status, 202, "{:?}", parts[2]);
     assert_eq!(blob_status(&server, &c, "a").await, 404);
     assert_eq!(blob_status(&server, &c, "b").await, 200);
+    assert_eq!(blob_status(&server, &c, "n").await, 404);
 }
 
 /// A container-scoped batch under a container SAS (`sr=c`): the batch URL
