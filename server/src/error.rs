@@ -661,6 +661,16 @@ mod tests {
             (ApiError::UnsupportedHttpVerb, 405, "UnsupportedHttpVerb"),
             (ApiError::NotImplemented, 501, "NotImplemented"),
             (
+                ApiError::ExceedsMaxBatchRequestCount,
+                400,
+                "ExceedsMaxBatchRequestCount",
+            ),
+            (
+                ApiError::AllBatchSubRequestsShouldBeSameApi,
+                400,
+                "AllBatchSubRequestsShouldBeSameApi",
+            ),
+            (
                 ApiError::AuthenticationFailed(String::new()),
                 403,
                 "AuthenticationFailed",

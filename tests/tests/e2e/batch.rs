@@ -312,6 +312,17 @@ async fn container_sas_batch_runs_its_parts() {
     )
     .await;
     r.assert_error(403, "AuthenticationFailed");
+
+    // An expired SAS on the batch refuses it as a whole (the service's
+    // live tests expect 403 AuthenticationFailed).
+    server
+        .clock
+        .advance(std::time::Duration::from_secs(24 * 3600));
+    let subs = [unsigned("DELETE", &format!("/{ACCOUNT}/{c}/a?{sas}"))];
+    let path = format!("/{c}?restype=container&comp=batch&{sas}");
+    let r = post_batch(&server, &path, batch_body(&subs), false).await;
+    r.assert_error(403, "AuthenticationFailed");
+    assert_eq!(blob_status(&server, &c, "a").await, 200);
 }
 
 /// An account SAS opens batches at both scopes; parts need `d` and the
@@ -374,6 +385,9 @@ async fn a_batch_that_cannot_run_is_one_failed_part() {
 
     // A body that is not a batch.
     let r = post_batch(&server, &path, "not a batch".into(), true).await;
+    single(&r).assert_error(400, "InvalidInput");
+    // A batch of no part (the SDKs' live tests expect 400 InvalidInput).
+    let r = post_batch(&server, &path, format!("--{BOUNDARY}--\r\n"), true).await;
     single(&r).assert_error(400, "InvalidInput");
     // No closing delimiter.
     let body = batch_body(&[delete_a()]);
