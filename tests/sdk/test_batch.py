@@ -7,6 +7,7 @@ The Python SDK has no account-scoped batch call; the JS suite (tests/js) covers
 that scope.
 """
 
+import asyncio
 from datetime import datetime, timedelta, timezone
 
 from azure.storage.blob import (
@@ -19,6 +20,7 @@ from azure.storage.blob import (
     generate_account_sas,
     generate_container_sas,
 )
+from azure.storage.blob.aio import BlobServiceClient as AsyncBlobServiceClient
 import pytest
 
 from helpers import ACCOUNT_NAME, CLIENT_OPTIONS
@@ -101,4 +103,20 @@ def test_delete_blobs_with_an_account_sas(container, account_key, blob_endpoint)
     service = BlobServiceClient(blob_endpoint, credential=token, **CLIENT_OPTIONS)
     client = service.get_container_client(container.container_name)
     assert_all_accepted(client.delete_blobs(*NAMES), len(NAMES))
+    assert remaining(container) == []
+
+
+def test_delete_blobs_through_the_asyncio_client(container, connection_string):
+    """The asyncio client signs the parts' paths through yarl (aiohttp)."""
+    fill(container)
+
+    async def delete_all():
+        async with AsyncBlobServiceClient.from_connection_string(
+            connection_string, **CLIENT_OPTIONS
+        ) as service:
+            client = service.get_container_client(container.container_name)
+            parts = await client.delete_blobs(*NAMES)
+            return [p.status_code async for p in parts]
+
+    assert asyncio.run(delete_all()) == [202] * len(NAMES)
     assert remaining(container) == []
