@@ -44,11 +44,10 @@ pub(crate) fn authenticate(
     target: &Target,
     state: &AppState,
 ) -> Result<Credentials, ApiError> {
-    if req
-        .headers()
-        .get("authorization")
-        .is_some_and(|v| v.to_str().is_err())
-    {
+    let Some(authorization) = req.headers().get("authorization") else {
+        return unsigned_credentials(req.query_string());
+    };
+    if authorization.to_str().is_err() {
         return Err(ApiError::InvalidAuthenticationInfo);
     }
     let headers: Vec<(String, String)> = req
@@ -86,10 +85,7 @@ pub(crate) fn authenticate_view(
         .find(|(n, _)| n == "authorization")
         .map(|(_, v)| v.as_str());
     let Some(authorization) = authorization else {
-        return match sas::parse_sas(view.raw_query) {
-            Some(token) => Ok(Credentials::Sas(Box::new(token.map_err(sas_error)?))),
-            None => Ok(Credentials::Anonymous),
-        };
+        return unsigned_credentials(view.raw_query);
     };
     let auth = shared_key::parse_authorization(authorization).map_err(shared_key_error)?;
     let keys = state
@@ -101,6 +97,15 @@ pub(crate) fn authenticate_view(
     shared_key::verify_with_version(view, &auth, account, keys, now, inherited_version)
         .map_err(shared_key_error)?;
     Ok(Credentials::AccountKey)
+}
+
+/// The credentials of a request without `Authorization`: a SAS in its
+/// query, or none.
+fn unsigned_credentials(raw_query: &str) -> Result<Credentials, ApiError> {
+    match sas::parse_sas(raw_query) {
+        Some(token) => Ok(Credentials::Sas(Box::new(token.map_err(sas_error)?))),
+        None => Ok(Credentials::Anonymous),
+    }
 }
 
 /// What authorization reads of a request: what it addresses and from where
