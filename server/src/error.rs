@@ -101,6 +101,12 @@ pub enum ApiError {
     /// A Put Block List body with more than 50,000 entries.
     #[error("block list too long")]
     BlockListTooLong,
+    /// A Blob Batch with more than 256 sub-requests.
+    #[error("too many batch sub-requests")]
+    ExceedsMaxBatchRequestCount,
+    /// A Blob Batch mixing Delete Blob and Set Blob Tier sub-requests.
+    #[error("batch sub-requests of different operations")]
+    AllBatchSubRequestsShouldBeSameApi,
     /// A stored MD5 value that is not 16 bytes of base64.
     #[error("invalid MD5")]
     InvalidMd5,
@@ -284,6 +290,16 @@ impl ApiError {
                 400,
                 "BothCrc64AndMd5RangeHeaderPresent",
                 "Both x-ms-range-get-content-crc64 header and x-ms-range-get-content-md5 header are present.",
+            ),
+            ApiError::ExceedsMaxBatchRequestCount => answer(
+                400,
+                "ExceedsMaxBatchRequestCount",
+                "The batch operation exceeds maximum number of allowed subrequests.",
+            ),
+            ApiError::AllBatchSubRequestsShouldBeSameApi => answer(
+                400,
+                "AllBatchSubRequestsShouldBeSameApi",
+                "All batch subrequests should be the same api.",
             ),
             ApiError::InvalidMd5 => answer(
                 400,
@@ -693,6 +709,16 @@ mod tests {
                 "BothCrc64AndMd5RangeHeaderPresent",
             ),
             (ApiError::NotImplemented, 501, "NotImplemented"),
+            (
+                ApiError::ExceedsMaxBatchRequestCount,
+                400,
+                "ExceedsMaxBatchRequestCount",
+            ),
+            (
+                ApiError::AllBatchSubRequestsShouldBeSameApi,
+                400,
+                "AllBatchSubRequestsShouldBeSameApi",
+            ),
             (
                 ApiError::AuthenticationFailed(String::new()),
                 403,

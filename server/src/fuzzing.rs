@@ -391,7 +391,7 @@ pub fn batch(data: &[u8]) {
     let Some(boundary) = batch_body::boundary(content_type.trim_end_matches('\r')) else {
         return;
     };
-    let Some(subs) = batch_body::parse_batch(body, boundary) else {
+    let Ok(subs) = batch_body::parse_batch(body, boundary) else {
         return;
     };
     assert!((1..=batch_body::MAX_SUBREQUESTS).contains(&subs.len()));

@@ -72,6 +72,11 @@ impl RequestContext {
         }
     }
 
+    /// The client's address.
+    pub(crate) fn client_ip(&self) -> Option<std::net::IpAddr> {
+        self.req.peer_addr().map(|a| a.ip())
+    }
+
     /// True when the request arrived over TLS.
     pub(crate) fn is_https(&self) -> bool {
         self.req.conn_data::<crate::handler::Secure>().is_some()

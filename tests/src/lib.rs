@@ -16,7 +16,7 @@ pub fn client_version() -> &'static str {
     VERSION
 }
 pub use server::TestServer;
-pub use signing::{shared_key_signature, string_to_sign};
+pub use signing::{account_sas, container_sas, shared_key_signature, string_to_sign};
 
 /// The development account and its published key.
 pub const ACCOUNT: &str = "devstoreaccount1";

@@ -81,6 +81,51 @@ pub fn shared_key_signature(key: &str, string_to_sign: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
 }
 
+/// The `se` of the SAS tokens below: the day after the test clock's epoch.
+const SAS_EXPIRY: &str = "2024-09-04T00:00:00Z";
+
+/// The `sv` of the SAS tokens below.
+const SAS_VERSION: &str = "2025-11-05";
+
+/// A service SAS (`sr=c`) for `container` of the development account with
+/// `permissions`, valid at the test clock's epoch: the query string without
+/// `?`, each value percent-encoded.
+pub fn container_sas(container: &str, permissions: &str) -> String {
+    // sp, st, se, resource, si, sip, spr, sv, sr, snapshot time, ses, and
+    // the five response-header overrides.
+    let string_to_sign = format!(
+        "{permissions}\n\n{SAS_EXPIRY}\n/blob/{}/{container}\n\n\n\n{SAS_VERSION}\nc\n\n\n\n\n\n\n",
+        crate::ACCOUNT
+    );
+    let sig = shared_key_signature(crate::KEY, &string_to_sign);
+    format!(
+        "sv={SAS_VERSION}&sr=c&sp={permissions}&se={}&sig={}",
+        encode(SAS_EXPIRY),
+        encode(&sig)
+    )
+}
+
+/// An account SAS for the blob service of the development account with
+/// `permissions` and resource types `resource_types`, valid at the test
+/// clock's epoch; the query string without `?`.
+pub fn account_sas(permissions: &str, resource_types: &str) -> String {
+    // account, sp, ss, srt, st, se, sip, spr, sv, ses, and a final newline.
+    let string_to_sign = format!(
+        "{}\n{permissions}\nb\n{resource_types}\n\n{SAS_EXPIRY}\n\n\n{SAS_VERSION}\n\n",
+        crate::ACCOUNT
+    );
+    let sig = shared_key_signature(crate::KEY, &string_to_sign);
+    format!(
+        "sv={SAS_VERSION}&ss=b&srt={resource_types}&sp={permissions}&se={}&sig={}",
+        encode(SAS_EXPIRY),
+        encode(&sig)
+    )
+}
+
+fn encode(value: &str) -> String {
+    percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

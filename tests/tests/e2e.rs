@@ -5,6 +5,7 @@
 mod e2e {
     mod append;
     mod basics;
+    mod batch;
     mod blobs;
     mod blocks;
     mod checksums;

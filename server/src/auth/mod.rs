@@ -8,16 +8,18 @@ mod permissions;
 pub mod sas;
 pub mod shared_key;
 
+use std::net::IpAddr;
+
 use actix_web::HttpRequest;
 use stowage_blobstore::{
-    ContainerName, Error as StoreError, GetBlobInput, PublicAccess, iso8601_7,
+    BlobName, ContainerName, Error as StoreError, GetBlobInput, PublicAccess, iso8601_7,
 };
 
 use crate::error::ApiError;
 use crate::ops::Operation;
 use crate::request::RequestContext;
 use crate::state::AppState;
-use crate::target::Target;
+use crate::target::{Query, Target};
 use permissions::{ResourceType, ServiceScope};
 use sas::{SasError, SasGrant, SasKind, SasRequest, SasToken, SignedResource, StoredPolicy};
 use shared_key::{RequestView, SharedKeyError};
@@ -42,15 +44,12 @@ pub(crate) fn authenticate(
     target: &Target,
     state: &AppState,
 ) -> Result<Credentials, ApiError> {
-    let Some(value) = req.headers().get("authorization") else {
-        return match sas::parse_sas(req.query_string()) {
-            Some(token) => Ok(Credentials::Sas(Box::new(token.map_err(sas_error)?))),
-            None => Ok(Credentials::Anonymous),
-        };
+    let Some(authorization) = req.headers().get("authorization") else {
+        return unsigned_credentials(req.query_string());
     };
-    let value = value
-        .to_str()
-        .map_err(|_| ApiError::InvalidAuthenticationInfo)?;
+    if authorization.to_str().is_err() {
+        return Err(ApiError::InvalidAuthenticationInfo);
+    }
     let headers: Vec<(String, String)> = req
         .headers()
         .iter()
@@ -67,25 +66,75 @@ pub(crate) fn authenticate(
         raw_query: req.query_string(),
         headers: &headers,
     };
-    verify_shared_key(&view, value, &target.account, state)?;
-    Ok(Credentials::AccountKey)
+    authenticate_view(&view, "", &target.account, state)
 }
 
-/// Verifies a Shared Key (or Lite) `Authorization` value for `view` against
-/// `account`'s keys; also used for the sub-requests of a Blob Batch.
-pub(crate) fn verify_shared_key(
+/// [`authenticate`] for a request given as its signed parts: a top-level
+/// request, or a Blob Batch sub-request, which is processed with the
+/// batch's version when it has no `x-ms-version` of its own
+/// (`inherited_version`; `""` for a top-level request).
+pub(crate) fn authenticate_view(
     view: &RequestView<'_>,
-    authorization: &str,
+    inherited_version: &str,
     account: &str,
     state: &AppState,
-) -> Result<(), ApiError> {
+) -> Result<Credentials, ApiError> {
+    let authorization = view
+        .headers
+        .iter()
+        .find(|(n, _)| n == "authorization")
+        .map(|(_, v)| v.as_str());
+    let Some(authorization) = authorization else {
+        return unsigned_credentials(view.raw_query);
+    };
     let auth = shared_key::parse_authorization(authorization).map_err(shared_key_error)?;
     let keys = state
         .accounts
         .get(account)
         .map(|a| a.keys.as_slice())
         .unwrap_or_default();
-    shared_key::verify(view, &auth, account, keys, state.clock.now()).map_err(shared_key_error)
+    let now = state.clock.now();
+    shared_key::verify_with_version(view, &auth, account, keys, now, inherited_version)
+        .map_err(shared_key_error)?;
+    Ok(Credentials::AccountKey)
+}
+
+/// The credentials of a request without `Authorization`: a SAS in its
+/// query, or none.
+fn unsigned_credentials(raw_query: &str) -> Result<Credentials, ApiError> {
+    match sas::parse_sas(raw_query) {
+        Some(token) => Ok(Credentials::Sas(Box::new(token.map_err(sas_error)?))),
+        None => Ok(Credentials::Anonymous),
+    }
+}
+
+/// What authorization reads of a request: what it addresses and from where
+/// it came. A Blob Batch sub-request has its own target and query, and the
+/// batch's connection.
+pub(crate) struct AuthScope<'a> {
+    pub state: &'a AppState,
+    pub target: &'a Target,
+    pub query: &'a Query,
+    /// `x-ms-lease-action: break` (a SAS may break a lease with `d`).
+    pub lease_break: bool,
+    pub client_ip: Option<IpAddr>,
+    pub https: bool,
+}
+
+impl AuthScope<'_> {
+    fn container(&self) -> Result<ContainerName, ApiError> {
+        let name = self
+            .target
+            .container
+            .as_deref()
+            .ok_or(ApiError::InvalidUri)?;
+        ContainerName::parse(name).map_err(|e| StoreError::Name(e).into())
+    }
+
+    fn blob(&self) -> Result<BlobName, ApiError> {
+        let name = self.target.blob.as_deref().ok_or(ApiError::InvalidUri)?;
+        BlobName::parse(name).map_err(|e| StoreError::Name(e).into())
+    }
 }
 
 /// Decides whether the credentials allow `op`. Returns the SAS grant of a
@@ -95,19 +144,41 @@ pub(crate) async fn authorize(
     ctx: &RequestContext,
     credentials: Credentials,
 ) -> Result<Option<SasGrant>, ApiError> {
+    let scope = AuthScope {
+        state: &ctx.state,
+        target: &ctx.target,
+        query: &ctx.query,
+        lease_break: ctx
+            .req
+            .headers()
+            .get("x-ms-lease-action")
+            .is_some_and(|v| v.as_bytes() == b"break"),
+        client_ip: ctx.client_ip(),
+        https: ctx.is_https(),
+    };
+    authorize_scope(op, &scope, credentials).await
+}
+
+/// [`authorize`] for a request described by `scope` (also a Blob Batch
+/// sub-request).
+pub(crate) async fn authorize_scope(
+    op: Operation,
+    scope: &AuthScope<'_>,
+    credentials: Credentials,
+) -> Result<Option<SasGrant>, ApiError> {
     match credentials {
         Credentials::AccountKey => Ok(None),
-        Credentials::Anonymous => authorize_anonymous(op, ctx).await.map(|()| None),
-        Credentials::Sas(token) => authorize_sas(op, ctx, &token).await.map(Some),
+        Credentials::Anonymous => authorize_anonymous(op, scope).await.map(|()| None),
+        Credentials::Sas(token) => authorize_sas(op, scope, &token).await.map(Some),
     }
 }
 
 async fn authorize_sas(
     op: Operation,
-    ctx: &RequestContext,
+    ctx: &AuthScope<'_>,
     token: &SasToken,
 ) -> Result<SasGrant, ApiError> {
-    let target = &ctx.target;
+    let target = ctx.target;
     let keys = ctx
         .state
         .accounts
@@ -126,17 +197,17 @@ async fn authorize_sas(
         blob: target.blob.as_deref(),
         snapshot,
         now: ctx.state.clock.now(),
-        client_ip: ctx.req.peer_addr().map(|a| a.ip()),
-        https: ctx.is_https(),
+        client_ip: ctx.client_ip,
+        https: ctx.https,
     };
     let grant = sas::verify_sas(token, &request, keys, policy.as_ref()).map_err(sas_error)?;
-    let lease_break = ctx
-        .req
-        .headers()
-        .get("x-ms-lease-action")
-        .is_some_and(|v| v.as_bytes() == b"break");
-    let need =
-        permissions::sas_need(op, lease_break).ok_or(ApiError::AuthorizationPermissionMismatch)?;
+    if op == Operation::BlobBatch {
+        // A valid signature for the batch's URL lets the batch in; each
+        // sub-request is then authorized on its own credentials.
+        return Ok(grant);
+    }
+    let need = permissions::sas_need(op, ctx.lease_break)
+        .ok_or(ApiError::AuthorizationPermissionMismatch)?;
     match grant.kind {
         SasKind::Account => {
             let types = grant.resource_types.unwrap_or_default();
@@ -172,15 +243,16 @@ async fn authorize_sas(
 
 /// The stored access policy `id` of the container, as the SAS checks read it.
 async fn stored_policy(
-    ctx: &RequestContext,
+    ctx: &AuthScope<'_>,
     container: &str,
     id: &str,
 ) -> Result<StoredPolicy, ApiError> {
     let not_found = || sas_error(SasError::PolicyNotFound);
     let name = ContainerName::parse(container).map_err(|_| not_found())?;
     let acl = ctx
-        .store()
-        .get_container_acl(ctx.account(), &name, None)
+        .state
+        .store
+        .get_container_acl(&ctx.target.account, &name, None)
         .await
         .map_err(|_| not_found())?;
     let p = acl
@@ -196,9 +268,9 @@ async fn stored_policy(
 }
 
 /// Whether the addressed blob exists (committed), for the `c`-only rule.
-async fn blob_exists(ctx: &RequestContext) -> Result<bool, ApiError> {
+async fn blob_exists(ctx: &AuthScope<'_>) -> Result<bool, ApiError> {
     let input = GetBlobInput {
-        account: ctx.account().to_owned(),
+        account: ctx.target.account.clone(),
         container: ctx.container()?,
         blob: ctx.blob()?,
         snapshot: None,
@@ -206,7 +278,7 @@ async fn blob_exists(ctx: &RequestContext) -> Result<bool, ApiError> {
         conditions: Default::default(),
         lease_id: None,
     };
-    match ctx.store().get_blob_properties(input).await {
+    match ctx.state.store.get_blob_properties(input).await {
         Ok(_) => Ok(true),
         Err(StoreError::BlobNotFound | StoreError::ContainerNotFound) => Ok(false),
         Err(e) => Err(e.into()),
@@ -246,7 +318,7 @@ fn shared_key_error(e: SharedKeyError) -> ApiError {
 /// container, list and read the properties of a `container` container
 /// (spec/40-auth.md §5). Anything else is answered as if the resource did not
 /// exist.
-async fn authorize_anonymous(op: Operation, ctx: &RequestContext) -> Result<(), ApiError> {
+async fn authorize_anonymous(op: Operation, ctx: &AuthScope<'_>) -> Result<(), ApiError> {
     use Operation::*;
     let needs = match op {
         GetBlob | GetBlobProperties | GetBlobMetadata | GetPageRanges => PublicAccess::Blob,
@@ -263,8 +335,9 @@ async fn authorize_anonymous(op: Operation, ctx: &RequestContext) -> Result<(), 
     };
     let container = ctx.container().map_err(|_| ApiError::ResourceNotFound)?;
     let props = ctx
-        .store()
-        .get_container_properties(ctx.account(), &container, None)
+        .state
+        .store
+        .get_container_properties(&ctx.target.account, &container, None)
         .await
         .map_err(|_| ApiError::ResourceNotFound)?;
     match (props.public_access, needs) {

@@ -79,8 +79,9 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         LeaseBlob => need(O, lease, ServiceScope::Any),
         DeleteBlob => need(O, "d", ServiceScope::Any),
         SetBlobTags | GetBlobTags => need(O, "t", ServiceScope::Any),
-        // Each sub-request carries its own authorization; a SAS on the
-        // batch itself is not accepted (Stowage).
+        // A SAS that verifies for the batch's URL lets the batch in without
+        // a permission of its own (the authorizer does not ask here); each
+        // sub-request is then authorized on its own credentials.
         BlobBatch | CorsPreflight => return None,
     })
 }

@@ -317,13 +317,32 @@ pub fn verify(
     keys: &[Vec<u8>],
     now: SystemTime,
 ) -> Result<(), SharedKeyError> {
+    verify_with_version(req, auth, url_account, keys, now, "")
+}
+
+/// [`verify`] for a request whose `x-ms-version` may come from elsewhere:
+/// a Blob Batch sub-request without its own `x-ms-version` is processed,
+/// and signed, with the version of the batch (`inherited_version`), so a
+/// `Content-Length: 0` in it signs as an empty line.
+///
+/// # Errors
+///
+/// As [`verify`].
+pub fn verify_with_version(
+    req: &RequestView,
+    auth: &AuthorizationHeader,
+    url_account: &str,
+    keys: &[Vec<u8>],
+    now: SystemTime,
+    inherited_version: &str,
+) -> Result<(), SharedKeyError> {
     if auth.account != url_account {
         return Err(SharedKeyError::AccountMismatch);
     }
     if keys.is_empty() {
         return Err(SharedKeyError::UnknownAccount);
     }
-    let version = single_header(req, "x-ms-version")?.unwrap_or("");
+    let version = single_header(req, "x-ms-version")?.unwrap_or(inherited_version);
     let primary = string_to_sign(req, &auth.account, auth.scheme, version)?;
     check_request_time(req, now)?;
 

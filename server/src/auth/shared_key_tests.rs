@@ -635,3 +635,41 @@ fn lite_request_verifies() {
         Err(SharedKeyError::SignatureMismatch { .. })
     ));
 }
+
+// ---- Blob Batch sub-requests ----
+
+/// A batch sub-request as the Python SDK signs it: `Content-Length: 0`, no
+/// `x-ms-version` of its own, signed as the batch's version signs (an empty
+/// Content-Length line).
+#[test]
+fn sub_request_without_version_signs_with_the_inherited_version() {
+    let h = headers(&[
+        ("content-length", "0"),
+        ("x-ms-date", VECTOR_DATE),
+        ("x-ms-client-request-id", "1"),
+    ]);
+    let req = view("DELETE", "/devstoreaccount1/devstoreaccount1/c/a", "", &h);
+    let sts = string_to_sign(&req, DEV_ACCOUNT, Scheme::SharedKey, VECTOR_VERSION).unwrap();
+    assert!(sts.starts_with("DELETE\n\n\n\n"), "{sts:?}");
+    let header = auth(Scheme::SharedKey, sign(&dev_key(), &sts));
+    let keys = [dev_key()];
+    let now = vector_time();
+    let cases = [(VECTOR_VERSION, true), ("", false), ("2014-02-14", false)];
+    for (inherited, accepted) in cases {
+        let verdict = verify_with_version(&req, &header, DEV_ACCOUNT, &keys, now, inherited);
+        assert_eq!(verdict.is_ok(), accepted, "{inherited:?}: {verdict:?}");
+    }
+    // Its own x-ms-version wins over the inherited one.
+    let own = headers(&[
+        ("content-length", "0"),
+        ("x-ms-date", VECTOR_DATE),
+        ("x-ms-version", "2014-02-14"),
+    ]);
+    let req = view("DELETE", "/devstoreaccount1/c/a", "", &own);
+    let sts = string_to_sign(&req, DEV_ACCOUNT, Scheme::SharedKey, "2014-02-14").unwrap();
+    let header = auth(Scheme::SharedKey, sign(&dev_key(), &sts));
+    assert_eq!(
+        verify_with_version(&req, &header, DEV_ACCOUNT, &keys, now, VECTOR_VERSION),
+        Ok(())
+    );
+}

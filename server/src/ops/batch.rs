@@ -1,19 +1,29 @@
-//! Blob Batch: several Delete Blob calls in one `multipart/mixed` request,
-//! each sub-request authorized on its own. object_store's Azure backend
-//! deletes through it, even for one object. Set Blob Tier sub-requests are
-//! answered `501 NotImplemented` like Set Blob Tier itself.
+//! Blob Batch: several Delete Blob calls in one `multipart/mixed` request.
+//! Each sub-request goes through the same authentication and authorization
+//! as a top-level request, on its own credentials (Shared Key, signed with
+//! the batch's version when it has no `x-ms-version`, or a SAS in its URL).
+//! object_store's Azure backend deletes through it, even for one object.
+//! Set Blob Tier sub-requests are answered `501 NotImplemented` like Set
+//! Blob Tier itself.
+//!
+//! A batch that cannot be run as a whole (no boundary, a malformed body,
+//! more than 256 parts, operations mixed) is answered as the service
+//! answers it: `202 Accepted` with a single part carrying the error, no
+//! part run.
 
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, web};
 use percent_encoding::percent_decode_str;
 use stowage_blobstore::{BlobName, ContainerName};
 
-use super::batch_body::{self, SubRequest, SubResponse};
+use super::Operation;
+use super::batch_body::{self, BatchBodyError, SubRequest, SubResponse};
 use crate::auth::shared_key::RequestView;
+use crate::auth::{self, AuthScope};
 use crate::error::ApiError;
 use crate::headers::Headers;
 use crate::request::RequestContext;
-use crate::target::Query;
+use crate::target::{Query, Target};
 
 /// The largest batch body accepted (256 sub-requests of a few KiB each).
 const MAX_BATCH_BODY: usize = 4 * 1024 * 1024;
@@ -24,35 +34,80 @@ pub(crate) async fn blob_batch(
 ) -> Result<HttpResponse, ApiError> {
     let h = ctx.headers();
     h.content_length()?;
-    let content_type = h
-        .get("content-type")?
-        .ok_or(ApiError::MissingRequiredHeader("Content-Type"))?;
-    let boundary =
-        batch_body::boundary(content_type).ok_or_else(|| ApiError::InvalidHeaderValue {
-            name: "Content-Type".into(),
-            value: content_type.into(),
-        })?;
+    let content_type = h.get("content-type")?;
     let bytes = super::service::collect_body(body, MAX_BATCH_BODY).await?;
-    let subs = batch_body::parse_batch(&bytes, boundary).ok_or(ApiError::InvalidInput)?;
-    let mut responses = Vec::with_capacity(subs.len());
-    for sub in subs {
-        responses.push(run(ctx, sub).await);
-    }
+    let responses = match sub_requests(content_type, &bytes) {
+        Ok(subs) => {
+            let mut responses = Vec::with_capacity(subs.len());
+            for sub in subs {
+                let content_id = sub.content_id.clone();
+                responses.push(answer(ctx, content_id, execute(ctx, &sub).await));
+            }
+            responses
+        }
+        Err(e) => vec![answer(ctx, None, Err(e))],
+    };
     let boundary = format!("batchresponse_{}", uuid::Uuid::new_v4());
     Ok(HttpResponse::Accepted()
         .content_type(format!("multipart/mixed; boundary={boundary}"))
         .body(batch_body::render_batch(&boundary, &responses)))
 }
 
-/// Runs one sub-request and renders its answer; a failure affects only it.
-async fn run(ctx: &RequestContext, sub: SubRequest) -> SubResponse {
+/// The sub-requests of a batch, or the error that refuses it as a whole.
+fn sub_requests(content_type: Option<&str>, body: &[u8]) -> Result<Vec<SubRequest>, ApiError> {
+    let content_type = content_type.ok_or(ApiError::MissingRequiredHeader("Content-Type"))?;
+    let boundary =
+        batch_body::boundary(content_type).ok_or_else(|| ApiError::InvalidHeaderValue {
+            name: "Content-Type".into(),
+            value: content_type.into(),
+        })?;
+    let subs = batch_body::parse_batch(body, boundary).map_err(|e| match e {
+        BatchBodyError::Malformed => ApiError::InvalidInput,
+        BatchBodyError::TooMany => ApiError::ExceedsMaxBatchRequestCount,
+    })?;
+    // A batch is of one operation: Delete Blob or Set Blob Tier.
+    let mut kinds = subs.iter().filter_map(|s| kind(s).ok());
+    if let Some(first) = kinds.next()
+        && kinds.any(|k| k != first)
+    {
+        return Err(ApiError::AllBatchSubRequestsShouldBeSameApi);
+    }
+    Ok(subs)
+}
+
+/// The operations a batch may carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    DeleteBlob,
+    /// Not served: answered `501 NotImplemented` like Set Blob Tier itself.
+    SetBlobTier,
+}
+
+/// The operation a sub-request asks for, or an error for anything a batch
+/// cannot carry.
+fn kind(sub: &SubRequest) -> Result<Kind, ApiError> {
+    let raw_query = sub.target.split_once('?').map_or("", |(_, q)| q);
+    let query = Query::parse(raw_query)?;
+    match (sub.method.as_str(), query.get("comp")) {
+        ("DELETE", None) => Ok(Kind::DeleteBlob),
+        ("PUT", Some("tier")) => Ok(Kind::SetBlobTier),
+        _ => Err(ApiError::InvalidInput),
+    }
+}
+
+/// Renders the answer of one sub-request (or of the whole batch when
+/// `content_id` is `None` and it failed).
+fn answer(
+    ctx: &RequestContext,
+    content_id: Option<String>,
+    result: Result<(), ApiError>,
+) -> SubResponse {
     let request_id = uuid::Uuid::new_v4().to_string();
-    let content_id = sub.content_id.clone();
     let mut headers = vec![
         ("x-ms-request-id", request_id.clone()),
         ("x-ms-version", ctx.version.clone()),
     ];
-    match execute(ctx, &sub).await {
+    match result {
         Ok(()) => {
             headers.push(("x-ms-delete-type-permanent", "true".into()));
             SubResponse {
@@ -84,21 +139,16 @@ async fn run(ctx: &RequestContext, sub: SubRequest) -> SubResponse {
     }
 }
 
+/// Authenticates, authorizes and runs one sub-request.
 async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<(), ApiError> {
     let (raw_path, raw_query) = sub.target.split_once('?').unwrap_or((&sub.target, ""));
-    let authorization = sub
-        .headers
-        .iter()
-        .find(|(n, _)| n == "authorization")
-        .map(|(_, v)| v.as_str())
-        .ok_or_else(|| ApiError::AuthenticationFailed("The sub-request is not signed.".into()))?;
     let view = RequestView {
         method: &sub.method,
         raw_path,
         raw_query,
         headers: &sub.headers,
     };
-    crate::auth::verify_shared_key(&view, authorization, ctx.account(), &ctx.state)?;
+    let credentials = auth::authenticate_view(&view, &ctx.version, ctx.account(), &ctx.state)?;
     let (container, blob) = sub_target(raw_path, ctx.account())?;
     if let Some(scope) = &ctx.target.container {
         // A container-scoped batch may only touch that container.
@@ -106,25 +156,39 @@ async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<(), ApiError>
             return Err(ApiError::InvalidInput);
         }
     }
-    let container = ContainerName::parse(&container).map_err(stowage_blobstore::Error::Name)?;
-    let blob = BlobName::parse(&blob).map_err(stowage_blobstore::Error::Name)?;
+    let op = match kind(sub)? {
+        Kind::DeleteBlob => Operation::DeleteBlob,
+        Kind::SetBlobTier => return Err(ApiError::NotImplemented),
+    };
     let query = Query::parse(raw_query)?;
-    match (sub.method.as_str(), query.get("comp")) {
-        ("DELETE", None) => {
-            let map = header_map(&sub.headers);
-            let input = super::blob::delete_input(
-                ctx.account(),
-                container,
-                blob,
-                query.get("snapshot").map(str::to_owned),
-                Headers(&map),
-            )?;
-            ctx.store().delete_blob(input).await?;
-            Ok(())
-        }
-        ("PUT", Some("tier")) => Err(ApiError::NotImplemented),
-        _ => Err(ApiError::InvalidInput),
-    }
+    let target = Target {
+        account: ctx.account().to_owned(),
+        container: Some(container),
+        blob: Some(blob),
+    };
+    let scope = AuthScope {
+        state: &ctx.state,
+        target: &target,
+        query: &query,
+        lease_break: false,
+        client_ip: ctx.client_ip(),
+        https: ctx.is_https(),
+    };
+    auth::authorize_scope(op, &scope, credentials).await?;
+    let container = ContainerName::parse(target.container.as_deref().unwrap_or_default())
+        .map_err(stowage_blobstore::Error::Name)?;
+    let blob = BlobName::parse(target.blob.as_deref().unwrap_or_default())
+        .map_err(stowage_blobstore::Error::Name)?;
+    let map = header_map(&sub.headers);
+    let input = super::blob::delete_input(
+        ctx.account(),
+        container,
+        blob,
+        query.get("snapshot").map(str::to_owned),
+        Headers(&map),
+    )?;
+    ctx.store().delete_blob(input).await?;
+    Ok(())
 }
 
 /// Container and blob of a sub-request path: `/<container>/<blob>` as the
@@ -165,6 +229,61 @@ fn header_map(headers: &[(String, String)]) -> HeaderMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_batch_refusals() {
+        let part = |request_line: &str| {
+            format!("--b\r\nContent-Type: application/http\r\n\r\n{request_line}\r\n\r\n\r\n")
+        };
+        let body = |lines: &[&str]| {
+            let mut out: String = lines.iter().map(|l| part(l)).collect();
+            out.push_str("--b--\r\n");
+            out
+        };
+        let delete = "DELETE /c/a HTTP/1.1";
+        let tier = "PUT /c/a?comp=tier HTTP/1.1";
+        let get = "GET /c/a HTTP/1.1";
+        let ok = "multipart/mixed; boundary=b";
+        let cases: &[(Option<&str>, String, Result<usize, &str>)] = &[
+            (Some(ok), body(&[delete, delete]), Ok(2)),
+            (Some(ok), body(&[tier, tier]), Ok(2)),
+            // A part a batch cannot carry fails alone.
+            (Some(ok), body(&[get, delete]), Ok(2)),
+            (
+                Some(ok),
+                body(&[delete, tier]),
+                Err("AllBatchSubRequestsShouldBeSameApi"),
+            ),
+            (
+                Some(ok),
+                body(&[tier, get, delete]),
+                Err("AllBatchSubRequestsShouldBeSameApi"),
+            ),
+            (Some(ok), "garbage".into(), Err("InvalidInput")),
+            (
+                Some(ok),
+                body(&[delete; 257]),
+                Err("ExceedsMaxBatchRequestCount"),
+            ),
+            (
+                Some("multipart/mixed"),
+                body(&[delete]),
+                Err("InvalidHeaderValue"),
+            ),
+            (
+                Some("text/plain; boundary=b"),
+                body(&[delete]),
+                Err("InvalidHeaderValue"),
+            ),
+            (None, body(&[delete]), Err("MissingRequiredHeader")),
+        ];
+        for (content_type, body, expected) in cases {
+            let got = sub_requests(*content_type, body.as_bytes())
+                .map(|subs| subs.len())
+                .map_err(|e| e.answer().code);
+            assert_eq!(got, *expected, "{content_type:?} {body:?}");
+        }
+    }
 
     #[test]
     fn sub_target_table() {

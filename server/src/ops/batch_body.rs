@@ -31,14 +31,28 @@ pub(crate) fn boundary(content_type: &str) -> Option<&str> {
     })
 }
 
-/// Splits a batch body into its sub-requests; `None` when the body is not a
-/// well-formed batch (or has more than [`MAX_SUBREQUESTS`] parts).
-pub(crate) fn parse_batch(body: &[u8], boundary: &str) -> Option<Vec<SubRequest>> {
+/// Why a batch body is refused as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BatchBodyError {
+    /// Not a well-formed batch: no closing delimiter, no part, or a part
+    /// that is not an HTTP request.
+    Malformed,
+    /// More than [`MAX_SUBREQUESTS`] parts.
+    TooMany,
+}
+
+/// Splits a batch body into its sub-requests.
+///
+/// # Errors
+///
+/// The [`BatchBodyError`] of a body that is not a batch to run.
+pub(crate) fn parse_batch(body: &[u8], boundary: &str) -> Result<Vec<SubRequest>, BatchBodyError> {
+    use BatchBodyError::Malformed;
     let delimiter = format!("--{boundary}");
-    let text = std::str::from_utf8(body).ok()?;
+    let text = std::str::from_utf8(body).map_err(|_| Malformed)?;
     let mut parts = text.split(delimiter.as_str());
     // Anything before the first delimiter is preamble.
-    parts.next()?;
+    parts.next().ok_or(Malformed)?;
     let mut out = Vec::new();
     let mut closed = false;
     for part in parts {
@@ -46,13 +60,16 @@ pub(crate) fn parse_batch(body: &[u8], boundary: &str) -> Option<Vec<SubRequest>
             closed = true;
             break;
         }
-        let part = part.strip_prefix("\r\n")?;
-        if out.len() == MAX_SUBREQUESTS {
-            return None;
-        }
-        out.push(parse_part(part)?);
+        let part = part.strip_prefix("\r\n").ok_or(Malformed)?;
+        out.push(parse_part(part).ok_or(Malformed)?);
     }
-    (closed && !out.is_empty()).then_some(out)
+    if !closed || out.is_empty() {
+        return Err(Malformed);
+    }
+    if out.len() > MAX_SUBREQUESTS {
+        return Err(BatchBodyError::TooMany);
+    }
+    Ok(out)
 }
 
 /// A part: MIME headers, a blank line, then an HTTP request head.
@@ -74,10 +91,16 @@ fn parse_part(part: &str) -> Option<SubRequest> {
     let mut lines = http.split("\r\n");
     let mut request_line = lines.next()?.split(' ');
     let method = request_line.next()?.to_owned();
-    let target = request_line.next()?.to_owned();
-    if !request_line.next()?.starts_with("HTTP/1.") || !target.starts_with('/') {
+    let target = request_line.next()?;
+    if !request_line.next()?.starts_with("HTTP/1.") || target.is_empty() || target.contains("://") {
         return None;
     }
+    // The .NET SDK writes the path without its leading `/`
+    // (`DELETE devstoreaccount1/c/a HTTP/1.1`); the service serves it.
+    let target = match target.strip_prefix('/') {
+        Some(_) => target.to_owned(),
+        None => format!("/{target}"),
+    };
     let mut headers = Vec::new();
     for line in lines.take_while(|l| !l.is_empty()) {
         let (name, value) = line.split_once(':')?;
@@ -172,6 +195,14 @@ mod tests {
     }
 
     #[test]
+    fn a_target_without_its_leading_slash_is_read_as_a_path() {
+        let body = "--b\r\nContent-Type: application/http\r\nContent-ID: 0\r\n\r\n\
+            DELETE devstoreaccount1/c/a%20b HTTP/1.1\r\nContent-Length: 0\r\n\r\n\r\n--b--\r\n";
+        let parts = parse_batch(body.as_bytes(), "b").unwrap();
+        assert_eq!(parts[0].target, "/devstoreaccount1/c/a%20b");
+    }
+
+    #[test]
     fn malformed_batches_are_refused() {
         let cases = [
             "",
@@ -179,17 +210,31 @@ mod tests {
             "--b\r\nContent-Type: text/plain\r\n\r\nDELETE /c/a HTTP/1.1\r\n\r\n--b--\r\n",
             "--b\r\nContent-Type: application/http\r\n\r\nDELETE /c/a HTTP/1.1\r\n\r\n",
             "--b\r\nContent-Type: application/http\r\n\r\nnot a request line\r\n\r\n--b--\r\n",
+            "--b\r\nContent-Type: application/http\r\n\r\nDELETE http://h/c/a HTTP/1.1\r\n\r\n--b--\r\n",
             "--b--\r\n",
         ];
         for body in cases {
-            assert_eq!(parse_batch(body.as_bytes(), "b"), None, "{body:?}");
+            assert_eq!(
+                parse_batch(body.as_bytes(), "b"),
+                Err(BatchBodyError::Malformed),
+                "{body:?}"
+            );
         }
         let too_many = format!(
             "{}--b--\r\n",
             "--b\r\nContent-Type: application/http\r\n\r\nDELETE /c/a HTTP/1.1\r\n\r\n\r\n"
                 .repeat(257)
         );
-        assert_eq!(parse_batch(too_many.as_bytes(), "b"), None);
+        assert_eq!(
+            parse_batch(too_many.as_bytes(), "b"),
+            Err(BatchBodyError::TooMany)
+        );
+        let most = format!(
+            "{}--b--\r\n",
+            "--b\r\nContent-Type: application/http\r\n\r\nDELETE /c/a HTTP/1.1\r\n\r\n\r\n"
+                .repeat(256)
+        );
+        assert_eq!(parse_batch(most.as_bytes(), "b").map(|p| p.len()), Ok(256));
     }
 
     #[test]

@@ -153,7 +153,10 @@ impl Operation {
         match k.level {
             Level::Account => match (k.restype, k.comp) {
                 (None, Some("list")) => verb(ListContainers, get),
-                (None, Some("batch")) => verb(BlobBatch, m == Method::POST),
+                // `/<account>?restype=container&comp=batch` without a
+                // container is how the JS SDK sends an account-level batch
+                // to a path-style URL: served as the account scope.
+                (None | Some("container"), Some("batch")) => verb(BlobBatch, m == Method::POST),
                 (Some("service"), Some("properties")) if put => Ok(SetBlobServiceProperties),
                 (Some("service"), Some("properties")) => verb(GetBlobServiceProperties, get),
                 _ => Err(ApiError::InvalidUri),
