@@ -62,7 +62,8 @@ pub use store::{
     GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
     MAX_COMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput,
     SetBlobMetadataInput, SetBlobPropertiesInput, SetContainerAclInput, SetContainerMetadataInput,
-    SnapshotBlobInput, SnapshotBlobOutput, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
+    SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store, StoreConfig,
+    UNCOMMITTED_BLOCK_LIFETIME,
 };
 pub use timestamps::{from_nanos, iso8601_7, to_nanos};
 

@@ -69,6 +69,7 @@ fn main() -> anyhow::Result<()> {
             store,
             accounts,
             clock,
+            product_style_urls: !config.disable_product_style_url,
         });
         let scheme = if tls.is_some() { "https" } else { "http" };
         let server = serve(listener, state, workers, tls)?;

@@ -415,7 +415,16 @@ fn every_row_of_the_dispatch_table() {
             Some("stats"),
             false,
             false,
-            Err("NotImplemented"),
+            Ok(GetBlobServiceStats),
+        ),
+        (
+            "PUT",
+            Account,
+            Some("service"),
+            Some("stats"),
+            false,
+            false,
+            Err("UnsupportedHttpVerb"),
         ),
         (
             "PUT",
