@@ -42,10 +42,43 @@ impl TestServer {
         Self::start_with(StoreConfig::in_memory(), clock, None).await
     }
 
+    /// An in-memory server with the development account and
+    /// [`crate::ACCOUNT2`], reading accounts from host names unless
+    /// `product_style_urls` is false (`--disableProductStyleUrl`).
+    pub async fn start_with_accounts(product_style_urls: bool) -> TestServer {
+        let clock = Arc::new(ManualClock::new(epoch()));
+        let accounts = Accounts::parse(&format!(
+            "{}:{};{}:{}",
+            crate::ACCOUNT,
+            crate::KEY,
+            crate::ACCOUNT2,
+            crate::KEY2
+        ))
+        .expect("accounts");
+        Self::start_configured(
+            StoreConfig::in_memory(),
+            clock,
+            None,
+            accounts,
+            product_style_urls,
+        )
+        .await
+    }
+
     async fn start_with(
         config: StoreConfig,
         clock: Arc<ManualClock>,
         dir: Option<tempfile::TempDir>,
+    ) -> TestServer {
+        Self::start_configured(config, clock, dir, Accounts::development(), true).await
+    }
+
+    async fn start_configured(
+        config: StoreConfig,
+        clock: Arc<ManualClock>,
+        dir: Option<tempfile::TempDir>,
+        accounts: Accounts,
+        product_style_urls: bool,
     ) -> TestServer {
         let store = Store::open(config, clock.clone())
             .await
@@ -54,8 +87,9 @@ impl TestServer {
         let addr = listener.local_addr().expect("local addr");
         let state = Arc::new(AppState {
             store: store.clone(),
-            accounts: Accounts::development(),
+            accounts,
             clock: clock.clone(),
+            product_style_urls,
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();
