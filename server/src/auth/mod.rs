@@ -344,3 +344,23 @@ async fn authorize_anonymous(op: Operation, ctx: &RequestContext) -> Result<(), 
         _ => Err(ApiError::ResourceNotFound),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::primary_path;
+
+    #[test]
+    fn secondary_paths_as_the_primary_signs_them() {
+        let cases = [
+            ("/acct-secondary/c/b", Some("/acct/c/b")),
+            ("/acct-secondary/", Some("/acct/")),
+            ("/acct-secondary", Some("/acct")),
+            ("/acct/c/b", None),
+            ("/other-secondary/c", None),
+            ("acct-secondary/c", None),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(primary_path(path, "acct").as_deref(), expected, "{path}");
+        }
+    }
+}

@@ -135,7 +135,11 @@ pub(crate) fn parse_copy_source(url: &str, server: &ThisServer) -> Result<Source
                 return Err(SourceError::OtherHost);
             }
             let (account, rest) = path.split_once('/').unwrap_or((path, ""));
-            (decode(account)?, rest)
+            let account = decode(account)?;
+            match account.strip_suffix(SECONDARY_SUFFIX) {
+                Some(primary) if !primary.is_empty() => (primary.to_owned(), rest),
+                _ => (account, rest),
+            }
         }
     };
     let (container, blob) = rest.split_once('/').ok_or(SourceError::Unparseable)?;
@@ -390,6 +394,10 @@ mod tests {
             ),
             (
                 "http://stowage:10000/acct/c/b",
+                ok("acct", "c", "b", None, "", false),
+            ),
+            (
+                "http://127.0.0.1:10000/acct-secondary/c/b",
                 ok("acct", "c", "b", None, "", false),
             ),
             // The account in the host name: the service's own host names on

@@ -453,3 +453,54 @@ fn every_row_of_the_dispatch_table() {
         );
     }
 }
+
+#[test]
+fn only_reads_are_served_on_the_secondary() {
+    use Operation::*;
+    let reads = [
+        ListContainers,
+        GetBlobServiceProperties,
+        GetBlobServiceStats,
+        GetAccountInformation,
+        GetContainerProperties,
+        GetContainerMetadata,
+        GetContainerAcl,
+        ListBlobs,
+        GetBlob,
+        GetBlobProperties,
+        GetBlobMetadata,
+        GetBlockList,
+        GetPageRanges,
+        GetBlobTags,
+        CorsPreflight,
+    ];
+    let writes = [
+        SetBlobServiceProperties,
+        CreateContainer,
+        SetContainerMetadata,
+        SetContainerAcl,
+        DeleteContainer,
+        LeaseContainer,
+        PutBlob,
+        CopyBlob,
+        PutBlobFromUrl,
+        SetBlobProperties,
+        SetBlobMetadata,
+        DeleteBlob,
+        SnapshotBlob,
+        AbortCopyBlob,
+        LeaseBlob,
+        PutBlock,
+        PutBlockList,
+        AppendBlock,
+        PutPage,
+        SetBlobTags,
+        BlobBatch,
+    ];
+    for op in reads {
+        assert!(op.is_read(), "{op:?}");
+    }
+    for op in writes {
+        assert!(!op.is_read(), "{op:?}");
+    }
+}

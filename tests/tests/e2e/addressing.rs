@@ -3,7 +3,10 @@
 //! Service Stats.
 
 use stowage_blobstore::Clock as _;
-use stowage_tests::{ACCOUNT, ACCOUNT2, KEY2, TestServer, unique};
+use stowage_tests::{
+    ACCOUNT, ACCOUNT2, KEY, KEY2, TestServer, client_version, shared_key_signature, string_to_sign,
+    unique,
+};
 
 use super::blocks::elements;
 
@@ -216,4 +219,36 @@ async fn get_blob_service_stats_on_the_secondary_is_live_and_in_sync() {
     r.assert_error(400, "InvalidQueryParameterValue");
     assert_eq!(elements(&r.text(), "QueryParameterName"), ["comp"]);
     assert_eq!(elements(&r.text(), "QueryParameterValue"), ["stats"]);
+}
+
+#[tokio::test]
+async fn the_secondary_accepts_signatures_over_either_spelling_of_the_path() {
+    let server = TestServer::start_with_accounts(true).await;
+    let c = server.client();
+    let ctr = unique("signed");
+    c.create_container(&ctr).await;
+    let secondary = c.with_prefix(&format!("/{ACCOUNT}-secondary"));
+    let date = httpdate::fmt_http_date(server.clock.now());
+    let headers = vec![
+        ("x-ms-version".to_owned(), client_version().to_owned()),
+        ("x-ms-date".to_owned(), date.clone()),
+    ];
+    let path = "?restype=container";
+    // As sent (`/devstoreaccount1-secondary/<ctr>`), and with the primary
+    // account's name in the path (`/devstoreaccount1/<ctr>`).
+    for (signed_path, status) in [
+        (format!("/{ACCOUNT}-secondary/{ctr}{path}"), 200),
+        (format!("/{ACCOUNT}/{ctr}{path}"), 200),
+        (format!("/{ACCOUNT}/other{path}"), 403),
+    ] {
+        let sig = shared_key_signature(KEY, &string_to_sign("GET", &signed_path, &headers));
+        let r = secondary
+            .get(&format!("/{ctr}{path}"))
+            .header("x-ms-date", &date)
+            .header("authorization", &format!("SharedKey {ACCOUNT}:{sig}"))
+            .anonymous()
+            .send()
+            .await;
+        assert_eq!(r.status, status, "{signed_path}: {}", r.text());
+    }
 }
