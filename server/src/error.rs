@@ -166,6 +166,18 @@ fn copy_source_message(code: &str) -> &'static str {
         "AuthorizationPermissionMismatch" => {
             "This request is not authorized to perform this operation using this permission."
         }
+        "AuthorizationResourceTypeMismatch" => {
+            "This request is not authorized to perform this operation using this resource type."
+        }
+        "AuthorizationSourceIPMismatch" => {
+            "This request is not authorized to perform this operation using this source IP."
+        }
+        "AuthorizationProtocolMismatch" => {
+            "This request is not authorized to perform this operation using this protocol."
+        }
+        "AuthorizationServiceMismatch" => {
+            "This request is not authorized to perform this operation using this service."
+        }
         "BlobNotFound" => "The specified blob does not exist.",
         "ContainerNotFound" => "The specified container does not exist.",
         _ => "The specified resource does not exist.",

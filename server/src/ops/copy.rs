@@ -209,7 +209,7 @@ async fn source_access(
                     source_refused(403, "AuthorizationResourceTypeMismatch")
                 }
                 ApiError::AuthorizationSourceIpMismatch(_) => {
-                    source_refused(403, "AuthorizationSourceIpMismatch")
+                    source_refused(403, "AuthorizationSourceIPMismatch")
                 }
                 ApiError::AuthorizationProtocolMismatch => {
                     source_refused(403, "AuthorizationProtocolMismatch")
