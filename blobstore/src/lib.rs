@@ -65,7 +65,7 @@ pub use store::{
     MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
     PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
     SetBlobPropertiesInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
-    SnapshotBlobOutput, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
+    SnapshotBlobOutput, SourceAccess, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
 };
 pub use timestamps::{from_nanos, iso8601_7, to_nanos};
 

@@ -45,7 +45,8 @@ pub struct Config {
     /// PEM private key of `--cert`.
     #[arg(long = "key")]
     pub key: Option<PathBuf>,
-    /// Accepted for compatibility with the emulator's command line.
+    /// Always read the account from the path, never from the host name
+    /// (`<account>.blob.localhost`).
     #[arg(long = "disableProductStyleUrl")]
     pub disable_product_style_url: bool,
     /// Worker threads serving HTTP (default: one per core).

@@ -116,6 +116,19 @@ pub enum ApiError {
     /// Both `x-ms-range-get-content-crc64` and `x-ms-range-get-content-md5`.
     #[error("both range CRC64 and MD5 headers present")]
     BothCrc64AndMd5RangeHeaderPresent,
+    /// A write sent to the read-only secondary endpoint.
+    #[error("write to the secondary endpoint")]
+    WriteToSecondary,
+    /// The source of a copy may not be read: `status` is the source's own
+    /// answer (401 no credentials, 403 refused credentials, 404 missing),
+    /// `code` its error code.
+    #[error("cannot verify copy source ({status} {code})")]
+    CannotVerifyCopySource {
+        /// The source's status.
+        status: u16,
+        /// The source's error code.
+        code: &'static str,
+    },
 }
 
 impl From<ConditionFailure> for ApiError {
@@ -150,6 +163,36 @@ impl ErrorAnswer {
     fn with(mut self, name: &'static str, value: impl Into<String>) -> ErrorAnswer {
         self.details.push((name, value.into()));
         self
+    }
+}
+
+/// The message the copy source's own error `code` comes with.
+fn copy_source_message(code: &str) -> &'static str {
+    match code {
+        "NoAuthenticationInformation" => {
+            "Server failed to authenticate the request. Please refer to the information in the www-authenticate header."
+        }
+        "AuthenticationFailed" => {
+            "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
+        }
+        "AuthorizationPermissionMismatch" => {
+            "This request is not authorized to perform this operation using this permission."
+        }
+        "AuthorizationResourceTypeMismatch" => {
+            "This request is not authorized to perform this operation using this resource type."
+        }
+        "AuthorizationSourceIPMismatch" => {
+            "This request is not authorized to perform this operation using this source IP."
+        }
+        "AuthorizationProtocolMismatch" => {
+            "This request is not authorized to perform this operation using this protocol."
+        }
+        "AuthorizationServiceMismatch" => {
+            "This request is not authorized to perform this operation using this service."
+        }
+        "BlobNotFound" => "The specified blob does not exist.",
+        "ContainerNotFound" => "The specified container does not exist.",
+        _ => "The specified resource does not exist.",
     }
 }
 
@@ -306,6 +349,18 @@ impl ApiError {
                 "InvalidMd5",
                 "The MD5 value specified in the request is invalid. The MD5 value must be 128 bits and Base64-encoded.",
             ),
+            ApiError::WriteToSecondary => answer(
+                403,
+                "InsufficientAccountPermissions",
+                "Write operations to the secondary location are not allowed.",
+            ),
+            ApiError::CannotVerifyCopySource { status, code } => {
+                let message = copy_source_message(code);
+                answer(*status, "CannotVerifyCopySource", message)
+                    .with("CopySourceStatusCode", status.to_string())
+                    .with("CopySourceErrorCode", *code)
+                    .with("CopySourceErrorMessage", message)
+            }
         }
     }
 }

@@ -284,6 +284,8 @@ pub fn sas(data: &[u8]) {
         account: ACCOUNT.into(),
         container: None,
         blob: None,
+        secondary: false,
+        host_style: false,
     });
     let snapshot = Query::parse(query).ok();
     let client_ip = line(2).and_then(|ip| ip.trim().parse().ok());

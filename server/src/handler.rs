@@ -201,7 +201,14 @@ async fn process(
         .filter(|v| version::is_acceptable(v))
         .unwrap_or_else(|| version::OLDEST.to_owned());
     let result = async {
-        let target = Target::parse(req.path())?;
+        let host_account = if state.product_style_urls {
+            crate::target::host_account(req.connection_info().host(), |a| {
+                state.accounts.get(a).is_some()
+            })
+        } else {
+            None
+        };
+        let target = Target::resolve(host_account.as_deref(), req.path())?;
         let credentials = auth::authenticate(req, &target, &state)?;
         if matches!(credentials, Credentials::Anonymous)
             && state.accounts.get(&target.account).is_none()
@@ -263,6 +270,9 @@ async fn process(
             sas: None,
         };
         ctx.sas = auth::authorize(op, &ctx, credentials).await?;
+        if ctx.target.secondary && !op.is_read() {
+            return Err(ApiError::WriteToSecondary);
+        }
         ops::dispatch(op, &ctx, body).await
     }
     .await;

@@ -105,6 +105,7 @@ fn main() -> anyhow::Result<()> {
             store,
             accounts,
             clock,
+            product_style_urls: !config.disable_product_style_url,
         });
         let scheme = if tls.is_some() { "https" } else { "http" };
         // actix-server stops on the same signals: SIGTERM gracefully,

@@ -82,10 +82,22 @@ impl RequestContext {
         self.req.conn_data::<crate::handler::Secure>().is_some()
     }
 
-    /// `http(s)://<host>/<account>/`, the listings' `ServiceEndpoint`.
+    /// The listings' `ServiceEndpoint`: `http(s)://<host>/<account>/`
+    /// path-style (`<account>-secondary` on the secondary endpoint), and
+    /// `http(s)://<host>/` when the host names the account.
     pub(crate) fn service_endpoint(&self) -> String {
         let scheme = if self.is_https() { "https" } else { "http" };
         let info = self.req.connection_info();
-        format!("{scheme}://{}/{}/", info.host(), self.account())
+        let host = info.host();
+        let t = &self.target;
+        match (t.host_style, t.secondary) {
+            (true, _) => format!("{scheme}://{host}/"),
+            (false, false) => format!("{scheme}://{host}/{}/", t.account),
+            (false, true) => format!(
+                "{scheme}://{host}/{}{}/",
+                t.account,
+                crate::target::SECONDARY_SUFFIX
+            ),
+        }
     }
 }

@@ -15,4 +15,8 @@ pub struct AppState {
     pub accounts: Accounts,
     /// The clock used for request-time checks (Shared Key date window).
     pub clock: Arc<dyn Clock>,
+    /// Read the account from the host name when its first label is a
+    /// configured account (`<account>.blob.localhost`); off with
+    /// `--disableProductStyleUrl`.
+    pub product_style_urls: bool,
 }

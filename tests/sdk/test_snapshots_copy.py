@@ -158,10 +158,11 @@ def test_copy_from_snapshot(container):
 
 
 def test_copy_from_missing_source_is_404(container):
-    """A source blob that does not exist: 404 CannotVerifyCopySource (the SDK
-    maps that code to ResourceNotFoundError); no destination is created."""
+    """A source blob of the same account that does not exist: 404
+    BlobNotFound, as a read of it (the service's recorded answer); no
+    destination is created."""
     dest = container.get_blob_client("dst")
-    with raises(ResourceNotFoundError, 404, "CannotVerifyCopySource"):
+    with raises(ResourceNotFoundError, 404, "BlobNotFound"):
         dest.start_copy_from_url(container.get_blob_client("no-such-source").url)
     assert not dest.exists()
 

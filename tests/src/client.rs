@@ -7,18 +7,26 @@ use std::sync::Arc;
 use bytes::Bytes;
 use stowage_blobstore::Clock;
 
-use crate::signing::{shared_key_signature, string_to_sign};
+use crate::signing::{shared_key_signature, string_to_sign_for};
 use crate::{ACCOUNT, KEY};
 
 /// The service version the test client speaks.
 pub const VERSION: &str = "2025-11-05";
 
-/// Signs requests as the development account, dated by the server's clock.
+/// Signs requests as the development account (or another, see
+/// [`Client::as_account`]), dated by the server's clock.
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
     base: String,
     clock: Arc<dyn Clock>,
+    account: String,
+    key: String,
+    /// The `Host` header of product-style requests (the account is then
+    /// not in the path).
+    host: Option<String>,
+    /// What goes before the path: `/<account>` path-style, `` host-style.
+    prefix: String,
 }
 
 impl Client {
@@ -34,6 +42,39 @@ impl Client {
                 .expect("reqwest client"),
             base: base.to_owned(),
             clock,
+            account: ACCOUNT.to_owned(),
+            key: KEY.to_owned(),
+            host: None,
+            prefix: format!("/{ACCOUNT}"),
+        }
+    }
+
+    /// This client signing as `account` with the base64 `key`.
+    pub fn as_account(&self, account: &str, key: &str) -> Client {
+        Client {
+            account: account.to_owned(),
+            key: key.to_owned(),
+            prefix: format!("/{account}"),
+            ..self.clone()
+        }
+    }
+
+    /// This client addressing its account product-style: `Host: <host>`,
+    /// paths without the account.
+    pub fn host_style(&self, host: &str) -> Client {
+        Client {
+            host: Some(host.to_owned()),
+            prefix: String::new(),
+            ..self.clone()
+        }
+    }
+
+    /// This client with `prefix` (e.g. `/devstoreaccount1-secondary`)
+    /// before every path instead of `/<account>`.
+    pub fn with_prefix(&self, prefix: &str) -> Client {
+        Client {
+            prefix: prefix.to_owned(),
+            ..self.clone()
         }
     }
 
@@ -43,7 +84,7 @@ impl Client {
         Request {
             client: self.clone(),
             method: method.to_owned(),
-            path: format!("/{ACCOUNT}{path}"),
+            path: format!("{}{path}", self.prefix),
             headers: vec![("x-ms-version".to_owned(), VERSION.to_owned())],
             body: None,
             sign: true,
@@ -154,9 +195,16 @@ impl Request {
             ));
         }
         if self.sign {
-            let sts = string_to_sign(&self.method, &self.path, &headers);
-            let sig = shared_key_signature(KEY, &sts);
-            headers.push(("authorization".into(), format!("SharedKey {ACCOUNT}:{sig}")));
+            let c = &self.client;
+            let sts = string_to_sign_for(&c.account, &self.method, &self.path, &headers);
+            let sig = shared_key_signature(&c.key, &sts);
+            headers.push((
+                "authorization".into(),
+                format!("SharedKey {}:{sig}", c.account),
+            ));
+        }
+        if let Some(host) = &self.client.host {
+            headers.push(("host".into(), host.clone()));
         }
         let method = reqwest::Method::from_bytes(self.method.as_bytes()).expect("method");
         let url = format!("{}{}", self.client.base, self.path);

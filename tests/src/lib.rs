@@ -16,13 +16,20 @@ pub fn client_version() -> &'static str {
     VERSION
 }
 pub use server::TestServer;
-pub use signing::{account_sas, container_sas, shared_key_signature, string_to_sign};
+pub use signing::{
+    account_sas, blob_sas, container_sas, shared_key_signature, string_to_sign, string_to_sign_for,
+};
 
 /// The development account and its published key.
 pub const ACCOUNT: &str = "devstoreaccount1";
 /// The development key (base64).
 pub const KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/// A second account, configured by [`TestServer::start_with_accounts`].
+pub const ACCOUNT2: &str = "stowageaccount2";
+/// The second account's key (base64).
+pub const KEY2: &str = "c2Vjb25kLWFjY291bnQta2V5LWZvci10ZXN0cy0wMDAwMDAwMDAwMDAwMDAwMDA=";
 
 /// A name no other test uses: `prefix` plus a random suffix, valid as a
 /// container name.

@@ -53,7 +53,39 @@ impl TestServer {
     ) -> TestServer {
         let config = adjust(StoreConfig::at(dir.path().join("data")));
         let clock = Arc::new(ManualClock::new(epoch()));
-        Self::start_with_objects(config, clock, Some(dir), objects).await
+        Self::start_configured(
+            config,
+            clock,
+            Some(dir),
+            objects,
+            Accounts::development(),
+            true,
+        )
+        .await
+    }
+
+    /// An in-memory server with the development account and
+    /// [`crate::ACCOUNT2`], reading accounts from host names unless
+    /// `product_style_urls` is false (`--disableProductStyleUrl`).
+    pub async fn start_with_accounts(product_style_urls: bool) -> TestServer {
+        let clock = Arc::new(ManualClock::new(epoch()));
+        let accounts = Accounts::parse(&format!(
+            "{}:{};{}:{}",
+            crate::ACCOUNT,
+            crate::KEY,
+            crate::ACCOUNT2,
+            crate::KEY2
+        ))
+        .expect("accounts");
+        Self::start_configured(
+            StoreConfig::in_memory(),
+            clock,
+            None,
+            None,
+            accounts,
+            product_style_urls,
+        )
+        .await
     }
 
     async fn start_with(
@@ -61,14 +93,16 @@ impl TestServer {
         clock: Arc<ManualClock>,
         dir: Option<tempfile::TempDir>,
     ) -> TestServer {
-        Self::start_with_objects(config, clock, dir, None).await
+        Self::start_configured(config, clock, dir, None, Accounts::development(), true).await
     }
 
-    async fn start_with_objects(
+    async fn start_configured(
         config: StoreConfig,
         clock: Arc<ManualClock>,
         dir: Option<tempfile::TempDir>,
         objects: Option<Arc<dyn object_store::ObjectStore>>,
+        accounts: Accounts,
+        product_style_urls: bool,
     ) -> TestServer {
         let store = Store::open_with(config.clone(), clock.clone(), objects)
             .await
@@ -77,8 +111,9 @@ impl TestServer {
         let addr = listener.local_addr().expect("local addr");
         let state = Arc::new(AppState {
             store: store.clone(),
-            accounts: Accounts::development(),
+            accounts,
             clock: clock.clone(),
+            product_style_urls,
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();

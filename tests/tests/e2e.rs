@@ -3,6 +3,7 @@
 //! directory and manual clock, and never sleeps.
 
 mod e2e {
+    mod addressing;
     mod append;
     mod basics;
     mod batch;
@@ -14,6 +15,7 @@ mod e2e {
     mod containers;
     mod contention;
     mod copy;
+    mod copy_sources;
     mod durability;
     mod errors;
     mod full_disk;

@@ -23,10 +23,23 @@ pub struct CopySource {
     pub blob: BlobName,
     /// A snapshot of it.
     pub snapshot: Option<String>,
-    /// True when the request may read the source without anything more
-    /// (same account, or a SAS the server verified); false requires the
-    /// source container to allow anonymous reads.
-    pub authorized: bool,
+    /// Why the request may read the source.
+    pub access: SourceAccess,
+}
+
+/// How a copy is allowed to read its source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceAccess {
+    /// A source in the destination's account, read with the request's own
+    /// credentials (Copy Blob): a missing source is `ContainerNotFound` or
+    /// `BlobNotFound`, as for a read of it.
+    Account,
+    /// A shared access signature on the source that the server verified:
+    /// a missing source is `CannotVerifyCopySource`.
+    Granted,
+    /// No credentials for the source: its container must allow anonymous
+    /// reads; anything else is `CannotVerifyCopySource`.
+    Public,
 }
 
 /// Input of Copy Blob.
@@ -52,6 +65,9 @@ pub struct CopyBlobInput {
     pub lease_id: Option<LeaseId>,
     /// `x-ms-access-tier`.
     pub access_tier: Option<String>,
+    /// `x-ms-source-content-md5` of Copy Blob From URL: must match the
+    /// source's MD5 when the source has one.
+    pub expected_md5: Option<[u8; 16]>,
 }
 
 /// Output of Copy Blob.
@@ -69,7 +85,8 @@ impl Store {
     /// Copy Blob (and Copy Blob From URL, which completes the same way).
     ///
     /// # Errors
-    /// `CannotVerifyCopySource`, `SourceConditionNotMet`, `ContainerNotFound`,
+    /// `CannotVerifyCopySource`, `BlobNotFound` (a missing source of the
+    /// same account), `SourceConditionNotMet`, `ContainerNotFound`,
     /// destination condition and lease refusals, `InvalidBlobType`.
     pub async fn copy_blob(&self, input: CopyBlobInput) -> Result<CopyBlobOutput> {
         let now = self.now();
@@ -79,11 +96,17 @@ impl Store {
             .db
             .write(move |tx| {
                 let src = &input.source;
-                // The source: missing, uncommitted or unreadable all look alike.
+                // Read with the account's own credentials, a missing source is
+                // answered as a read of it would be; otherwise missing,
+                // uncommitted and unreadable all look alike.
+                let missing = |e: Error| match src.access {
+                    SourceAccess::Account => e,
+                    SourceAccess::Granted | SourceAccess::Public => Error::CannotVerifyCopySource,
+                };
                 let src_container = meta::get_container(tx, &src.account, src.container.as_str())?
-                    .ok_or(Error::CannotVerifyCopySource)?;
+                    .ok_or_else(|| missing(Error::ContainerNotFound))?;
                 // Either public level lets anyone read a blob they can name.
-                if !src.authorized
+                if src.access == SourceAccess::Public
                     && !matches!(
                         src_container.public_access,
                         Some(PublicAccess::Blob | PublicAccess::Container)
@@ -98,7 +121,7 @@ impl Store {
                     src.snapshot.as_deref(),
                 )?
                 .filter(|r| r.committed)
-                .ok_or(Error::CannotVerifyCopySource)?;
+                .ok_or_else(|| missing(Error::BlobNotFound))?;
                 let source_current = Current {
                     etag: source.version.etag.as_str(),
                     last_modified: source.version.last_modified,
@@ -108,6 +131,12 @@ impl Store {
                     Some(source_current),
                     ConditionKind::Source,
                 )?;
+                if let (Some(expected), Some(computed)) =
+                    (input.expected_md5, source.content.content_md5)
+                    && expected != computed
+                {
+                    return Err(Error::Md5Mismatch { expected, computed });
+                }
 
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let dest = meta::get_blob(tx, cid, input.blob.as_str(), None)?;

@@ -37,7 +37,7 @@ pub use body::BlobBody;
 pub use containers::{
     CreateContainerInput, DeleteContainerInput, SetContainerAclInput, SetContainerMetadataInput,
 };
-pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource};
+pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 

@@ -66,7 +66,33 @@ pub(crate) fn authenticate(
         raw_query: req.query_string(),
         headers: &headers,
     };
-    authenticate_view(&view, "", &target.account, state)
+    let verified = authenticate_view(&view, "", &target.account, state);
+    // On the path-style secondary endpoint clients sign the path as sent
+    // (`/devstoreaccount1-secondary/...`) or, as the emulator also accepts,
+    // with the primary account's name in it.
+    if verified.is_err()
+        && target.secondary
+        && !target.host_style
+        && let Some(primary_path) = primary_path(view.raw_path, &target.account)
+    {
+        let view = RequestView {
+            raw_path: &primary_path,
+            ..view
+        };
+        if let Ok(credentials) = authenticate_view(&view, "", &target.account, state) {
+            return Ok(credentials);
+        }
+    }
+    verified
+}
+
+/// `/<account>-secondary/rest` as `/<account>/rest`.
+fn primary_path(raw_path: &str, account: &str) -> Option<String> {
+    let rest = raw_path
+        .strip_prefix('/')?
+        .strip_prefix(account)?
+        .strip_prefix(crate::target::SECONDARY_SUFFIX)?;
+    Some(format!("/{account}{rest}"))
 }
 
 /// [`authenticate`] for a request given as its signed parts: a top-level
@@ -144,7 +170,12 @@ pub(crate) async fn authorize(
     ctx: &RequestContext,
     credentials: Credentials,
 ) -> Result<Option<SasGrant>, ApiError> {
-    let scope = AuthScope {
+    authorize_scope(op, &request_scope(ctx), credentials).await
+}
+
+/// The scope of a top-level request.
+fn request_scope(ctx: &RequestContext) -> AuthScope<'_> {
+    AuthScope {
         state: &ctx.state,
         target: &ctx.target,
         query: &ctx.query,
@@ -155,8 +186,7 @@ pub(crate) async fn authorize(
             .is_some_and(|v| v.as_bytes() == b"break"),
         client_ip: ctx.client_ip(),
         https: ctx.is_https(),
-    };
-    authorize_scope(op, &scope, credentials).await
+    }
 }
 
 /// [`authorize`] for a request described by `scope` (also a Blob Batch
@@ -173,32 +203,81 @@ pub(crate) async fn authorize_scope(
     }
 }
 
+/// The resource a shared access signature is used on: the request's own
+/// target, or the source named by `x-ms-copy-source`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SasResource<'a> {
+    pub account: &'a str,
+    pub container: Option<&'a str>,
+    pub blob: Option<&'a str>,
+    pub snapshot: Option<&'a str>,
+    pub https: bool,
+}
+
 async fn authorize_sas(
     op: Operation,
     ctx: &AuthScope<'_>,
     token: &SasToken,
 ) -> Result<SasGrant, ApiError> {
     let target = ctx.target;
-    let keys = ctx
-        .state
-        .accounts
-        .get(&target.account)
-        .map(|a| a.keys.as_slice())
-        .unwrap_or_default();
-    let policy = match (&token.si, &target.container) {
-        (Some(id), Some(container)) => Some(stored_policy(ctx, container, id).await?),
-        (Some(_), None) => return Err(sas_error(SasError::PolicyNotFound)),
-        (None, _) => None,
-    };
-    let snapshot = ctx.query.get("snapshot").or(ctx.query.get("versionid"));
-    let request = SasRequest {
+    let resource = SasResource {
         account: &target.account,
         container: target.container.as_deref(),
         blob: target.blob.as_deref(),
-        snapshot,
+        snapshot: ctx.query.get("snapshot").or(ctx.query.get("versionid")),
+        https: ctx.https,
+    };
+    check_sas(op, ctx, token, &resource, ctx.lease_break).await
+}
+
+/// Checks that the SAS of a copy source lets its holder read that blob.
+///
+/// # Errors
+/// As for a Get Blob request carrying that SAS.
+pub(crate) async fn authorize_copy_source(
+    ctx: &RequestContext,
+    token: &SasToken,
+    source: &SasResource<'_>,
+) -> Result<(), ApiError> {
+    check_sas(
+        Operation::GetBlob,
+        &request_scope(ctx),
+        token,
+        source,
+        false,
+    )
+    .await
+    .map(|_| ())
+}
+
+async fn check_sas(
+    op: Operation,
+    ctx: &AuthScope<'_>,
+    token: &SasToken,
+    resource: &SasResource<'_>,
+    lease_break: bool,
+) -> Result<SasGrant, ApiError> {
+    let keys = ctx
+        .state
+        .accounts
+        .get(resource.account)
+        .map(|a| a.keys.as_slice())
+        .unwrap_or_default();
+    let policy = match (&token.si, resource.container) {
+        (Some(id), Some(container)) => {
+            Some(stored_policy(ctx, resource.account, container, id).await?)
+        }
+        (Some(_), None) => return Err(sas_error(SasError::PolicyNotFound)),
+        (None, _) => None,
+    };
+    let request = SasRequest {
+        account: resource.account,
+        container: resource.container,
+        blob: resource.blob,
+        snapshot: resource.snapshot,
         now: ctx.state.clock.now(),
         client_ip: ctx.client_ip,
-        https: ctx.https,
+        https: resource.https,
     };
     let grant = sas::verify_sas(token, &request, keys, policy.as_ref()).map_err(sas_error)?;
     if op == Operation::BlobBatch {
@@ -206,8 +285,8 @@ async fn authorize_sas(
         // sub-request is then authorized on its own credentials.
         return Ok(grant);
     }
-    let need = permissions::sas_need(op, ctx.lease_break)
-        .ok_or(ApiError::AuthorizationPermissionMismatch)?;
+    let need =
+        permissions::sas_need(op, lease_break).ok_or(ApiError::AuthorizationPermissionMismatch)?;
     match grant.kind {
         SasKind::Account => {
             let types = grant.resource_types.unwrap_or_default();
@@ -244,6 +323,7 @@ async fn authorize_sas(
 /// The stored access policy `id` of the container, as the SAS checks read it.
 async fn stored_policy(
     ctx: &AuthScope<'_>,
+    account: &str,
     container: &str,
     id: &str,
 ) -> Result<StoredPolicy, ApiError> {
@@ -252,7 +332,7 @@ async fn stored_policy(
     let acl = ctx
         .state
         .store
-        .get_container_acl(&ctx.target.account, &name, None)
+        .get_container_acl(account, &name, None)
         .await
         .map_err(|_| not_found())?;
     let p = acl
@@ -345,5 +425,25 @@ async fn authorize_anonymous(op: Operation, ctx: &AuthScope<'_>) -> Result<(), A
             Ok(())
         }
         _ => Err(ApiError::ResourceNotFound),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::primary_path;
+
+    #[test]
+    fn secondary_paths_as_the_primary_signs_them() {
+        let cases = [
+            ("/acct-secondary/c/b", Some("/acct/c/b")),
+            ("/acct-secondary/", Some("/acct/")),
+            ("/acct-secondary", Some("/acct")),
+            ("/acct/c/b", None),
+            ("/other-secondary/c", None),
+            ("acct-secondary/c", None),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(primary_path(path, "acct").as_deref(), expected, "{path}");
+        }
     }
 }

@@ -56,7 +56,9 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
     let lease = if lease_break { "wd" } else { "w" };
     Some(match op {
         ListContainers => need(S, "l", ServiceScope::None),
-        GetBlobServiceProperties | GetAccountInformation => need(S, "r", ServiceScope::None),
+        GetBlobServiceProperties | GetBlobServiceStats | GetAccountInformation => {
+            need(S, "r", ServiceScope::None)
+        }
         SetBlobServiceProperties => need(S, "w", ServiceScope::None),
         CreateContainer => need(C, "cw", ServiceScope::None),
         GetContainerProperties | GetContainerMetadata => need(C, "r", ServiceScope::None),

@@ -165,6 +165,8 @@ async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<(), ApiError>
         account: ctx.account().to_owned(),
         container: Some(container),
         blob: Some(blob),
+        secondary: ctx.target.secondary,
+        host_style: ctx.target.host_style,
     };
     let scope = AuthScope {
         state: &ctx.state,

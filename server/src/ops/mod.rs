@@ -26,6 +26,7 @@ pub(crate) enum Operation {
     ListContainers,
     SetBlobServiceProperties,
     GetBlobServiceProperties,
+    GetBlobServiceStats,
     GetAccountInformation,
     CreateContainer,
     GetContainerProperties,
@@ -64,7 +65,6 @@ pub(crate) enum Operation {
 /// `comp` values of the service that Stowage does not implement.
 const NOT_IMPLEMENTED_COMP: &[&str] = &[
     "tier",
-    "stats",
     "blobs",
     "undelete",
     "expiry",
@@ -93,6 +93,7 @@ const KNOWN_COMP: &[&str] = &[
     "page",
     "pagelist",
     "tags",
+    "stats",
 ];
 
 /// The facts of a request that choose its operation.
@@ -159,6 +160,7 @@ impl Operation {
                 (None | Some("container"), Some("batch")) => verb(BlobBatch, m == Method::POST),
                 (Some("service"), Some("properties")) if put => Ok(SetBlobServiceProperties),
                 (Some("service"), Some("properties")) => verb(GetBlobServiceProperties, get),
+                (Some("service"), Some("stats")) => verb(GetBlobServiceStats, get),
                 _ => Err(ApiError::InvalidUri),
             },
             Level::Container => match (k.restype, k.comp) {
@@ -211,6 +213,53 @@ impl Operation {
     }
 }
 
+impl Operation {
+    /// True for the operations that change nothing, the only ones the
+    /// read-only secondary endpoint serves.
+    pub(crate) fn is_read(self) -> bool {
+        use Operation::*;
+        match self {
+            ListContainers
+            | GetBlobServiceProperties
+            | GetBlobServiceStats
+            | GetAccountInformation
+            | GetContainerProperties
+            | GetContainerMetadata
+            | GetContainerAcl
+            | ListBlobs
+            | GetBlob
+            | GetBlobProperties
+            | GetBlobMetadata
+            | GetBlockList
+            | GetPageRanges
+            | GetBlobTags
+            | CorsPreflight => true,
+            SetBlobServiceProperties
+            | CreateContainer
+            | SetContainerMetadata
+            | SetContainerAcl
+            | DeleteContainer
+            | LeaseContainer
+            | PutBlob
+            | CopyBlob
+            | PutBlobFromUrl
+            | SetBlobProperties
+            | SetBlobMetadata
+            | DeleteBlob
+            | SnapshotBlob
+            | AbortCopyBlob
+            | LeaseBlob
+            | PutBlock
+            | PutBlockList
+            | AppendBlock
+            | PutPage
+            | SetBlobTags
+            | SealAppendBlob
+            | BlobBatch => false,
+        }
+    }
+}
+
 /// Calls the handler of `op`. Operations whose issue has not landed answer
 /// `501 NotImplemented` like any other operation Stowage does not serve.
 pub(crate) async fn dispatch(
@@ -223,6 +272,7 @@ pub(crate) async fn dispatch(
         ListContainers => service::list_containers(ctx).await,
         SetBlobServiceProperties => service::set_blob_service_properties(ctx, body).await,
         GetBlobServiceProperties => service::get_blob_service_properties(ctx).await,
+        GetBlobServiceStats => service::get_blob_service_stats(ctx),
         GetAccountInformation => service::get_account_information(ctx).await,
         CreateContainer => container::create_container(ctx).await,
         GetContainerProperties => container::get_container_properties(ctx).await,

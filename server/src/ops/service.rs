@@ -82,3 +82,19 @@ pub(crate) async fn get_account_information(
         .insert_header(("x-ms-is-hns-enabled", "false"))
         .finish())
 }
+
+/// Get Blob Service Stats: answered on the secondary endpoint only, where
+/// the emulated replication is always live and in sync up to now; on the
+/// primary the `comp=stats` value is refused as the emulator refuses it.
+pub(crate) fn get_blob_service_stats(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    if !ctx.target.secondary {
+        return Err(ApiError::InvalidQueryParameterValue {
+            name: "comp".into(),
+            value: "stats".into(),
+        });
+    }
+    let body = xml::service_stats(&crate::http_dates::http_date(ctx.state.clock.now()));
+    Ok(HttpResponse::Ok()
+        .content_type("application/xml")
+        .body(body))
+}

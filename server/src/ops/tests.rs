@@ -433,7 +433,16 @@ fn every_row_of_the_dispatch_table() {
             Some("stats"),
             false,
             false,
-            Err("NotImplemented"),
+            Ok(GetBlobServiceStats),
+        ),
+        (
+            "PUT",
+            Account,
+            Some("service"),
+            Some("stats"),
+            false,
+            false,
+            Err("UnsupportedHttpVerb"),
         ),
         (
             "PUT",
@@ -460,5 +469,56 @@ fn every_row_of_the_dispatch_table() {
             *expected,
             "{method} {level:?} restype={restype:?} comp={comp:?}"
         );
+    }
+}
+
+#[test]
+fn only_reads_are_served_on_the_secondary() {
+    use Operation::*;
+    let reads = [
+        ListContainers,
+        GetBlobServiceProperties,
+        GetBlobServiceStats,
+        GetAccountInformation,
+        GetContainerProperties,
+        GetContainerMetadata,
+        GetContainerAcl,
+        ListBlobs,
+        GetBlob,
+        GetBlobProperties,
+        GetBlobMetadata,
+        GetBlockList,
+        GetPageRanges,
+        GetBlobTags,
+        CorsPreflight,
+    ];
+    let writes = [
+        SetBlobServiceProperties,
+        CreateContainer,
+        SetContainerMetadata,
+        SetContainerAcl,
+        DeleteContainer,
+        LeaseContainer,
+        PutBlob,
+        CopyBlob,
+        PutBlobFromUrl,
+        SetBlobProperties,
+        SetBlobMetadata,
+        DeleteBlob,
+        SnapshotBlob,
+        AbortCopyBlob,
+        LeaseBlob,
+        PutBlock,
+        PutBlockList,
+        AppendBlock,
+        PutPage,
+        SetBlobTags,
+        BlobBatch,
+    ];
+    for op in reads {
+        assert!(op.is_read(), "{op:?}");
+    }
+    for op in writes {
+        assert!(!op.is_read(), "{op:?}");
     }
 }

@@ -12,7 +12,9 @@ use bytes::Bytes;
 pub(crate) use acl::{acl, parse_acl};
 pub(crate) use block_list::{block_list, parse_block_list};
 pub(crate) use listing::{BlobInclude, Echo, list_blobs, list_containers};
-pub(crate) use service_properties::{default_service_properties, merge_service_properties};
+pub(crate) use service_properties::{
+    default_service_properties, merge_service_properties, service_stats,
+};
 
 /// A document is kept in pieces of about this size: a listing page of
 /// megabytes is never one allocation, nor copied whole on its way out.

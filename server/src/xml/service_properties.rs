@@ -39,6 +39,16 @@ pub(crate) fn default_service_properties() -> String {
     )
 }
 
+/// The Get Blob Service Stats document: replication live, synchronized up
+/// to `last_sync` (an RFC 1123 date).
+pub(crate) fn service_stats(last_sync: &str) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceStats><GeoReplication>\
+         <Status>live</Status><LastSyncTime>{last_sync}</LastSyncTime>\
+         </GeoReplication></StorageServiceStats>"
+    )
+}
+
 /// Splits a document into its top-level elements, each as (name, raw XML).
 ///
 /// # Errors

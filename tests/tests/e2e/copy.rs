@@ -324,18 +324,30 @@ async fn copying_a_snapshot_over_its_base_promotes_it() {
 }
 
 #[tokio::test]
-async fn copy_from_a_missing_source_is_404_cannot_verify_copy_source() {
+async fn copy_from_a_missing_source_of_the_same_account_is_404_as_a_read_of_it() {
     let server = TestServer::start().await;
     let (c, ctr) = setup(&server).await;
     c.put_blob(&ctr, "b", b"x").await;
     stage(&c, &ctr, "pending", &block_id(1), b"x").await;
     let sources = [
-        ("missing blob", source_url(&server, &ctr, "missing")),
+        (
+            "missing blob",
+            source_url(&server, &ctr, "missing"),
+            404,
+            "BlobNotFound",
+        ),
         (
             "missing container",
             source_url(&server, &unique("nosuch"), "b"),
+            404,
+            "ContainerNotFound",
         ),
-        ("uncommitted only", source_url(&server, &ctr, "pending")),
+        (
+            "uncommitted only",
+            source_url(&server, &ctr, "pending"),
+            404,
+            "BlobNotFound",
+        ),
         (
             "missing snapshot",
             format!(
@@ -343,16 +355,14 @@ async fn copy_from_a_missing_source_is_404_cannot_verify_copy_source() {
                 source_url(&server, &ctr, "b"),
                 enc("2024-09-03T10:15:07.0000000Z")
             ),
+            404,
+            "BlobNotFound",
         ),
     ];
-    for (what, url) in sources {
+    for (what, url, status, code) in sources {
         let r = copy_with(&c, &ctr, "dst", &url, &[]).await;
-        assert_eq!(
-            r.code().as_deref(),
-            Some("CannotVerifyCopySource"),
-            "{what}"
-        );
-        r.assert_error(404, "CannotVerifyCopySource");
+        assert_eq!(r.code().as_deref(), Some(code), "{what}");
+        r.assert_error(status, code);
     }
     c.head(&format!("/{ctr}/dst"))
         .send()

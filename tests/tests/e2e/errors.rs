@@ -422,7 +422,6 @@ async fn operations_stowage_does_not_implement_are_501_not_implemented() {
     let cases = [
         ("PUT", format!("/{name}/b?comp=tier")),
         ("PUT", format!("/{name}/b?comp=undelete")),
-        ("GET", "/?restype=service&comp=stats".to_owned()),
         (
             "POST",
             "/?restype=service&comp=userdelegationkey".to_owned(),
