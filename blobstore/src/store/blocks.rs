@@ -386,12 +386,12 @@ impl Store {
     }
 }
 
-/// All block ids of one blob decode to the same length (B12).
+/// The uncommitted block ids of one blob all decode to the same length
+/// (B12). The committed list does not set it: once Put Block List has
+/// committed (and so cleared) the staged blocks, the next Put Block may use
+/// ids of another length, as the service accepts.
 fn check_block_id_length(conn: &rusqlite::Connection, blob_id: i64, id: &BlockId) -> Result<()> {
-    let existing = meta::uncommitted_blocks(conn, blob_id)?
-        .into_iter()
-        .chain(meta::committed_blocks(conn, blob_id)?)
-        .next();
+    let existing = meta::uncommitted_blocks(conn, blob_id)?.into_iter().next();
     match existing.and_then(|b| decoded_len(&b.block_id)) {
         Some(n) if n != id.decoded_len => Err(Error::InvalidBlobOrBlock),
         _ => Ok(()),

@@ -62,7 +62,7 @@ pub struct CopyBlobOutput {
     /// The new copy id.
     pub copy_id: String,
     /// The content MD5 of the copied content, when the source has one.
-    pub content_md5: Option<[u8; 16]>,
+    pub content_md5: Option<Vec<u8>>,
 }
 
 impl Store {

@@ -4,8 +4,8 @@ use actix_web::{HttpResponse, web};
 use futures::TryStreamExt;
 use md5::{Digest, Md5};
 use stowage_blobstore::{
-    BlobType, ConditionKind, DeleteBlobInput, DeleteSnapshots, GetBlobInput, PutBlobInput,
-    SetBlobMetadataInput, SetBlobPropertiesInput, conditions,
+    BlobType, ConditionKind, DeleteBlobInput, DeleteSnapshots, EtagMatch, GetBlobInput,
+    PutBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput, conditions,
 };
 
 use crate::error::ApiError;
@@ -181,12 +181,22 @@ pub(crate) async fn get_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiEr
             .map_err(|e| ApiError::Store(stowage_blobstore::Error::Io(e)))?;
         let mut md5 = Md5::new();
         bytes.iter().for_each(|c| md5.update(c));
-        b.insert_header(("content-md5", response::md5_base64(&md5.finalize().into())));
-        return Ok(b.no_chunking(len).streaming(futures::stream::iter(
+        b.insert_header(("content-md5", response::md5_base64(&md5.finalize())));
+        let res = b.no_chunking(len).streaming(futures::stream::iter(
             bytes.into_iter().map(Ok::<_, std::io::Error>),
-        )));
+        ));
+        return Ok(response::drop_default_content_type(
+            res,
+            p,
+            ctx.sas.as_ref(),
+        ));
     }
-    Ok(b.no_chunking(len).streaming(body))
+    let res = b.no_chunking(len).streaming(body);
+    Ok(response::drop_default_content_type(
+        res,
+        p,
+        ctx.sas.as_ref(),
+    ))
 }
 
 pub(crate) async fn get_blob_properties(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
@@ -211,8 +221,14 @@ pub(crate) async fn get_blob_properties(ctx: &RequestContext) -> Result<HttpResp
         }
     }
     // A HEAD answer carries the length a GET would return, and no body.
-    Ok(b.no_chunking(p.size)
-        .streaming(futures::stream::empty::<Result<bytes::Bytes, std::io::Error>>()))
+    let res = b
+        .no_chunking(p.size)
+        .streaming(futures::stream::empty::<Result<bytes::Bytes, std::io::Error>>());
+    Ok(response::drop_default_content_type(
+        res,
+        &p,
+        ctx.sas.as_ref(),
+    ))
 }
 
 pub(crate) async fn get_blob_metadata(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
@@ -286,7 +302,14 @@ pub(crate) async fn delete_blob(ctx: &RequestContext) -> Result<HttpResponse, Ap
         ctx.headers(),
     )?;
     ctx.store().delete_blob(input).await?;
-    Ok(HttpResponse::Accepted().finish())
+    let mut b = HttpResponse::Accepted();
+    // Soft delete is never on, so every delete is permanent. The header
+    // came with version 2017-07-29; clients of that version and later
+    // (the old Rust SDK among them) refuse an answer without it.
+    if ctx.version.as_str() >= "2017-07-29" {
+        b.insert_header(("x-ms-delete-type-permanent", "true"));
+    }
+    Ok(b.finish())
 }
 
 /// The typed input of Delete Blob from its headers (also used for the
@@ -306,8 +329,15 @@ pub(crate) fn delete_input(
     if snapshot.is_some() && delete_snapshots.is_some() {
         return Err(stowage_blobstore::Error::SnapshotOperation.into());
     }
-    let conditions = h.conditions()?;
+    let mut conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Write)?;
+    // The service does not read `If-None-Match: *` on Delete Blob as "only
+    // if absent": it deletes an existing blob (202), while a listed ETag
+    // that matches still answers 412. `*` is therefore a condition that
+    // always holds here.
+    if conditions.if_none_match == Some(EtagMatch::Any) {
+        conditions.if_none_match = None;
+    }
     Ok(DeleteBlobInput {
         account: account.to_owned(),
         container,
