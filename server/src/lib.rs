@@ -13,7 +13,7 @@
 //! use stowage_server::{serve, Accounts, AppState};
 //! let clock = Arc::new(SystemClock);
 //! let store = Store::open(StoreConfig::in_memory(), clock.clone()).await?;
-//! let state = Arc::new(AppState { store, accounts: Accounts::development(), clock });
+//! let state = Arc::new(AppState { store, accounts: Accounts::development(), clock, loose: false });
 //! let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 //! serve(listener, state, 1, None)?.await?;
 //! # Ok(()) }

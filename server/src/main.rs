@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser as _;
 use stowage_blobstore::{Store, SystemClock};
-use stowage_server::{Accounts, AppState, Config, GC_INTERVAL, serve};
+use stowage_server::{AppState, Config, GC_INTERVAL, serve};
 
 /// jemalloc with one arena (`.cargo/config.toml`) instead of glibc's
 /// malloc. glibc gives the threads their own arenas and keeps what each one
@@ -49,10 +49,10 @@ fn main() -> anyhow::Result<()> {
         (None, None) => None,
         _ => anyhow::bail!("--cert and --key go together"),
     };
-    let accounts = config.accounts().unwrap_or_else(|e| {
-        tracing::error!(error = %e, "ignoring AZURITE_ACCOUNTS; serving the development account");
-        Accounts::development()
-    });
+    let accounts = config.accounts()?;
+    for warning in config.ignored_flags() {
+        tracing::warn!("{warning}");
+    }
     let workers = config
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
@@ -69,6 +69,7 @@ fn main() -> anyhow::Result<()> {
             store,
             accounts,
             clock,
+            loose: config.loose,
         });
         let scheme = if tls.is_some() { "https" } else { "http" };
         let server = serve(listener, state, workers, tls)?;

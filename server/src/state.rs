@@ -15,4 +15,8 @@ pub struct AppState {
     pub accounts: Accounts,
     /// The clock used for request-time checks (Shared Key date window).
     pub clock: Arc<dyn Clock>,
+    /// `--loose`: headers of features Stowage does not implement are
+    /// ignored instead of refused with 501, as the emulator's loose mode
+    /// ignores unsupported headers.
+    pub loose: bool,
 }

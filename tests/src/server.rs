@@ -42,10 +42,25 @@ impl TestServer {
         Self::start_with(StoreConfig::in_memory(), clock, None).await
     }
 
+    /// An in-memory server started with `--loose`.
+    pub async fn start_loose() -> TestServer {
+        let clock = Arc::new(ManualClock::new(epoch()));
+        Self::start_full(StoreConfig::in_memory(), clock, None, true).await
+    }
+
     async fn start_with(
         config: StoreConfig,
         clock: Arc<ManualClock>,
         dir: Option<tempfile::TempDir>,
+    ) -> TestServer {
+        Self::start_full(config, clock, dir, false).await
+    }
+
+    async fn start_full(
+        config: StoreConfig,
+        clock: Arc<ManualClock>,
+        dir: Option<tempfile::TempDir>,
+        loose: bool,
     ) -> TestServer {
         let store = Store::open(config, clock.clone())
             .await
@@ -56,6 +71,7 @@ impl TestServer {
             store: store.clone(),
             accounts: Accounts::development(),
             clock: clock.clone(),
+            loose,
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();

@@ -26,8 +26,13 @@ fn put_blob_limit(version: &str) -> u64 {
 /// The largest range for which `x-ms-range-get-content-md5` is honoured.
 const RANGE_MD5_MAX: u64 = 4 * 1024 * 1024;
 
-/// Headers of features Stowage does not serve: refused rather than ignored.
+/// Headers of features Stowage does not serve: refused rather than ignored,
+/// unless the server runs with `--loose`, which ignores them as the
+/// emulator's loose mode does.
 pub(crate) fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
+    if ctx.state.loose {
+        return Ok(());
+    }
     let h = ctx.headers();
     for name in [
         "x-ms-encryption-key",

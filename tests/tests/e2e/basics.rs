@@ -112,3 +112,30 @@ async fn get_account_information_answers_at_account_container_and_blob_scopes() 
         .await;
     r.assert_error(405, "UnsupportedHttpVerb");
 }
+
+/// `--loose` ignores the headers of features Stowage does not implement, as
+/// the emulator's loose mode does; without it they answer 501.
+#[tokio::test]
+async fn loose_mode_ignores_unsupported_headers_that_strict_mode_refuses() {
+    for (loose, want) in [(false, 501), (true, 201)] {
+        let server = if loose {
+            TestServer::start_loose().await
+        } else {
+            TestServer::start_in_memory().await
+        };
+        let c = server.client();
+        let name = unique("loose");
+        c.create_container(&name).await;
+        let r = c
+            .put(&format!("/{name}/b"))
+            .header("x-ms-blob-type", "BlockBlob")
+            .header("x-ms-encryption-scope", "scope1")
+            .body(&b"x"[..])
+            .send()
+            .await;
+        assert_eq!(r.status, want, "loose={loose}: {}", r.text());
+        if !loose {
+            r.assert_error(501, "NotImplemented");
+        }
+    }
+}
