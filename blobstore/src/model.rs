@@ -41,14 +41,17 @@ impl BlobType {
 /// The six content properties of a blob (spec/00-overview.md §9.1).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ContentProperties {
-    /// `Content-Type`; `None` reads back as `application/octet-stream`.
+    /// `Content-Type`; `None` (cleared by Set Blob Properties) reads back
+    /// with no `Content-Type` at all, as the service answers.
     pub content_type: Option<String>,
     /// `Content-Encoding`.
     pub content_encoding: Option<String>,
     /// `Content-Language`.
     pub content_language: Option<String>,
-    /// The stored whole-blob MD5.
-    pub content_md5: Option<[u8; 16]>,
+    /// The stored whole-blob MD5: sixteen bytes when computed or checked,
+    /// any length when set by Set Blob Properties or Put Block List (the
+    /// service stores those as given).
+    pub content_md5: Option<Vec<u8>>,
     /// `Cache-Control`.
     pub cache_control: Option<String>,
     /// `Content-Disposition`.

@@ -2,18 +2,23 @@
 //! string as the entity would, reads it back verified, shows a stale
 //! pointer, and sweeps unreferenced blobs.
 //!
-//! Needs a server on 127.0.0.1:10000 with the development account:
-//! `cargo run -p stowage-server`, then
-//! `cargo run -p stowage-client --example large_entity`.
+//! Needs a server with the development account: `cargo run -p
+//! stowage-server`, then `cargo run -p stowage-client --example large_entity`.
+//! Another port or server: pass its endpoint
+//! (`... --example large_entity -- http://127.0.0.1:10010/devstoreaccount1`) or a
+//! connection string, or set `STOWAGE_BLOB_ENDPOINT` or
+//! `AZURE_STORAGE_CONNECTION_STRING`.
+
+mod common;
 
 use std::time::Duration;
 
 use stowage_client::patterns::large_entity::{LargeEntityStore, Pointer};
-use stowage_client::{BlobServiceClient, Error, UploadOptions};
+use stowage_client::{Error, UploadOptions};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    let service = common::service()?;
     let container = service.container("example-large-entities");
     container.create_if_not_exists().await?;
     let store = LargeEntityStore::new(container.clone()).with_prefix("orders/");

@@ -1,20 +1,25 @@
 //! Writes log records in batches to hourly append blobs and reads the last
 //! minute back by time range.
 //!
-//! Needs a server on 127.0.0.1:10000 with the development account:
-//! `cargo run -p stowage-server`, then
-//! `cargo run -p stowage-client --example log_blobs`.
+//! Needs a server with the development account: `cargo run -p
+//! stowage-server`, then `cargo run -p stowage-client --example log_blobs`.
+//! Another port or server: pass its endpoint
+//! (`... --example log_blobs -- http://127.0.0.1:10010/devstoreaccount1`) or a
+//! connection string, or set `STOWAGE_BLOB_ENDPOINT` or
+//! `AZURE_STORAGE_CONNECTION_STRING`.
+
+mod common;
 
 use std::time::Duration;
 
+use stowage_client::Error;
 use stowage_client::patterns::log_blobs::{
     LogReader, LogWriter, LogWriterSettings, inverted_ticks,
 };
-use stowage_client::{BlobServiceClient, Error};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    let service = common::service()?;
     let container = service.container("example-logs");
     container.create_if_not_exists().await?;
     let clock = service.clock();

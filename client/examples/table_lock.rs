@@ -1,18 +1,23 @@
 //! Two workers take turns on one table's lock; each turn gets a greater
 //! fencing token, which a table engine would check on every write.
 //!
-//! Needs a server on 127.0.0.1:10000 with the development account:
-//! `cargo run -p stowage-server`, then
-//! `cargo run -p stowage-client --example table_lock`.
+//! Needs a server with the development account: `cargo run -p
+//! stowage-server`, then `cargo run -p stowage-client --example table_lock`.
+//! Another port or server: pass its endpoint
+//! (`... --example table_lock -- http://127.0.0.1:10010/devstoreaccount1`) or a
+//! connection string, or set `STOWAGE_BLOB_ENDPOINT` or
+//! `AZURE_STORAGE_CONNECTION_STRING`.
+
+mod common;
 
 use std::time::Duration;
 
+use stowage_client::Error;
 use stowage_client::patterns::table_lock::{TableLockSettings, TableLocks};
-use stowage_client::{BlobServiceClient, Error};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    let service = common::service()?;
     let locks = TableLocks::new(
         service.container("example-locks"),
         TableLockSettings::default().with_retry_interval(Duration::from_millis(100)),

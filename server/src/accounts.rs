@@ -22,10 +22,18 @@ pub struct Account {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Accounts(Vec<Account>);
 
-/// Why an `AZURITE_ACCOUNTS` value was refused.
+/// Why an `AZURITE_ACCOUNTS` value was refused: the entry that cannot be
+/// read, and what is wrong with it.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("malformed AZURITE_ACCOUNTS entry {0:?}: expected name:base64key[:base64key]")]
-pub struct AccountsError(pub String);
+#[error(
+    "AZURITE_ACCOUNTS entry {entry:?} cannot be read: {reason} (expected name:key1[:key2], entries separated by ';')"
+)]
+pub struct AccountsError {
+    /// The entry as written.
+    pub entry: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
 
 impl Accounts {
     /// Only the development account.
@@ -39,35 +47,47 @@ impl Accounts {
         }])
     }
 
-    /// Parses `name1:key1[:key2];name2:key1[:key2]…`. The list replaces the
-    /// development account.
+    /// Parses `AZURITE_ACCOUNTS` the way the emulator reads it:
+    /// `name1:key1[:key2];name2:key1[:key2]…`, surrounding whitespace of the
+    /// whole value ignored, empty entries (a trailing `;`) skipped, keys
+    /// decoded leniently (see [`decode_key_leniently`]). The list replaces
+    /// the development account.
     ///
     /// # Errors
-    /// An entry without a key, with a key that is not base64, or a bad name.
+    /// The first entry that cannot be read: not two or three `:`-separated
+    /// parts, an empty name, or a key that decodes to nothing; or a value
+    /// with no entry at all.
     pub fn parse(value: &str) -> Result<Accounts, AccountsError> {
-        let mut out = Vec::new();
-        for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
-            let mut parts = entry.split(':');
-            let name = parts.next().unwrap_or_default();
-            let valid_name = (3..=24).contains(&name.len())
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
-            let keys: Result<Vec<Vec<u8>>, _> = parts
-                .map(|k| base64::engine::general_purpose::STANDARD.decode(k.trim()))
-                .collect();
-            match keys {
-                Ok(keys) if valid_name && !keys.is_empty() && keys.len() <= 2 => {
-                    out.push(Account {
-                        name: name.to_owned(),
-                        keys,
-                    })
-                }
-                _ => return Err(AccountsError(entry.to_owned())),
+        let mut out: Vec<Account> = Vec::new();
+        for entry in value.trim().split(';').filter(|e| !e.is_empty()) {
+            let bad = |reason| AccountsError {
+                entry: entry.to_owned(),
+                reason,
+            };
+            let parts: Vec<&str> = entry.split(':').collect();
+            if !(2..=3).contains(&parts.len()) {
+                return Err(bad("not a name and one or two keys separated by ':'"));
             }
+            let name = parts[0].trim();
+            if name.is_empty() || name.contains('/') {
+                return Err(bad("the account name is empty or holds '/'"));
+            }
+            let keys: Vec<Vec<u8>> = parts[1..].iter().map(|k| decode_key_leniently(k)).collect();
+            if keys.iter().any(Vec::is_empty) {
+                return Err(bad("a key is empty or not base64"));
+            }
+            // A name given twice: the later entry wins, as in the emulator.
+            out.retain(|a| a.name != name);
+            out.push(Account {
+                name: name.to_owned(),
+                keys,
+            });
         }
         if out.is_empty() {
-            return Err(AccountsError(value.to_owned()));
+            return Err(AccountsError {
+                entry: value.to_owned(),
+                reason: "no account in the value",
+            });
         }
         Ok(Accounts(out))
     }
@@ -76,6 +96,33 @@ impl Accounts {
     pub fn get(&self, name: &str) -> Option<&Account> {
         self.0.iter().find(|a| a.name == name)
     }
+}
+
+/// Decodes a key as leniently as the emulator (Node's base64 decoder)
+/// does: both the standard (`+/`) and the URL-safe (`-_`) alphabet, padding
+/// optional, decoding stops at the first `=`, any other character
+/// (whitespace, line breaks, stray punctuation) skipped.
+pub fn decode_key_leniently(key: &str) -> Vec<u8> {
+    let sextet = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(key.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for v in key.bytes().take_while(|&c| c != b'=').filter_map(sextet) {
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -94,15 +141,50 @@ mod tests {
         assert_eq!(ok.get("acct1").unwrap().keys, vec![b"key1".to_vec()]);
         assert_eq!(ok.get("acct2").unwrap().keys.len(), 2);
         assert!(ok.get(DEV_ACCOUNT).is_none());
-        for bad in [
-            "",
-            "acct1",
-            "acct1:!!!",
-            "AB:a2V5MQ==",
-            "a:a2V5MQ==",
-            "x1y:a:a:a",
+        // Whitespace around the value, a trailing ';', keys without padding
+        // or in the URL-safe alphabet, a line break inside a key.
+        let ok = Accounts::parse("  acct1:a2V5MQ;acct2:a2V5Mg==:a2V5\nMw==;\n").unwrap();
+        assert_eq!(ok.get("acct1").unwrap().keys, vec![b"key1".to_vec()]);
+        assert_eq!(
+            ok.get("acct2").unwrap().keys,
+            vec![b"key2".to_vec(), b"key3".to_vec()]
+        );
+        let ok = Accounts::parse("acct:-_-_").unwrap();
+        assert_eq!(ok.get("acct").unwrap().keys, vec![vec![0xfb, 0xff, 0xbf]]);
+        // A name given twice: the later entry wins.
+        let ok = Accounts::parse("a1:a2V5MQ==;a1:a2V5Mg==").unwrap();
+        assert_eq!(ok.get("a1").unwrap().keys, vec![b"key2".to_vec()]);
+        for (bad, entry) in [
+            ("", ""),
+            (" ; ", " ; "),
+            ("acct1", "acct1"),
+            ("acct1:", "acct1:"),
+            ("acct1:!!!", "acct1:!!!"),
+            (":a2V5MQ==", ":a2V5MQ=="),
+            ("x1y:a:a:a", "x1y:a:a:a"),
+            ("good:a2V5MQ==;bad", "bad"),
         ] {
-            assert!(Accounts::parse(bad).is_err(), "{bad:?}");
+            let e = Accounts::parse(bad).unwrap_err();
+            assert_eq!(e.entry, entry, "{bad:?}");
+            assert!(e.to_string().contains("AZURITE_ACCOUNTS"), "{e}");
         }
+    }
+
+    #[test]
+    fn keys_decode_as_leniently_as_the_emulator() {
+        for (key, want) in [
+            ("a2V5MQ==", &b"key1"[..]),
+            ("a2V5MQ", b"key1"),
+            ("a2V5\tMQ==", b"key1"),
+            ("a2V5MQ==trailing", b"key1"),
+            ("a2V5M", b"key"),
+            ("", b""),
+        ] {
+            assert_eq!(decode_key_leniently(key), want, "{key:?}");
+        }
+        assert_eq!(
+            decode_key_leniently(DEV_KEY),
+            Accounts::development().get(DEV_ACCOUNT).unwrap().keys[0]
+        );
     }
 }

@@ -26,11 +26,15 @@ pub struct Config {
     /// Keep everything in memory (nothing survives a restart).
     #[arg(long = "inMemoryPersistence")]
     pub in_memory_persistence: bool,
-    /// Accepted for compatibility; Stowage is always strict where the
-    /// service is and lenient where SDKs need it.
+    /// Loose mode, as the emulator's: request headers of features Stowage
+    /// does not implement (customer-provided keys, encryption scopes, blob
+    /// tags) are ignored instead of refused with 501.
     #[arg(short = 'L', long = "loose")]
     pub loose: bool,
-    /// Accepted for compatibility; every well-formed version is accepted.
+    /// Accepted as the emulator accepts it. The emulator refuses a version
+    /// newer than it knows unless this is given; Stowage never does, so the
+    /// flag has nothing to skip (a malformed version is still refused, as
+    /// the service refuses it).
     #[arg(long = "skipApiVersionCheck")]
     pub skip_api_version_check: bool,
     /// Log only errors.
@@ -55,6 +59,126 @@ pub struct Config {
     /// `name1:key1[:key2];…`, replacing the development account.
     #[arg(long = "accounts", env = "AZURITE_ACCOUNTS", hide_env_values = true)]
     pub accounts: Option<String>,
+    /// Emulator flags Stowage accepts without acting on them (one warning
+    /// line each at start-up; see [`Config::ignored_flags`]).
+    #[command(flatten)]
+    pub ignored: IgnoredFlags,
+}
+
+/// The emulator's flags (`azurite` and `azurite-blob` 3.37) that have no
+/// effect here. They are accepted so that existing scripts and containers
+/// start unchanged.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct IgnoredFlags {
+    /// Password of a PFX certificate (ignored: use PEM `--cert`/`--key`).
+    #[arg(long = "pwd", hide = true)]
+    pub pwd: Option<String>,
+    /// OAuth level (ignored: a later version implements OAuth).
+    #[arg(long = "oauth", hide = true)]
+    pub oauth: Option<String>,
+    /// HTTP keep-alive timeout of the blob service (ignored).
+    #[arg(long = "blobKeepAliveTimeout", hide = true)]
+    pub blob_keep_alive_timeout: Option<String>,
+    /// Memory limit of in-memory extents (ignored).
+    #[arg(long = "extentMemoryLimit", hide = true)]
+    pub extent_memory_limit: Option<String>,
+    /// Telemetry opt-out (ignored: Stowage collects none).
+    #[arg(long = "disableTelemetry", hide = true)]
+    pub disable_telemetry: bool,
+    /// Queue service address (ignored: no queue service).
+    #[arg(long = "queueHost", hide = true)]
+    pub queue_host: Option<String>,
+    /// Queue service port (ignored: no queue service).
+    #[arg(long = "queuePort", hide = true)]
+    pub queue_port: Option<String>,
+    /// Queue service keep-alive timeout (ignored: no queue service).
+    #[arg(long = "queueKeepAliveTimeout", hide = true)]
+    pub queue_keep_alive_timeout: Option<String>,
+    /// Table service address (ignored: no table service).
+    #[arg(long = "tableHost", hide = true)]
+    pub table_host: Option<String>,
+    /// Table service port (ignored: no table service).
+    #[arg(long = "tablePort", hide = true)]
+    pub table_port: Option<String>,
+    /// Table service keep-alive timeout (ignored: no table service).
+    #[arg(long = "tableKeepAliveTimeout", hide = true)]
+    pub table_keep_alive_timeout: Option<String>,
+    /// The emulator's SQL metadata database (ignored: Stowage keeps its
+    /// metadata in SQLite under `--location`).
+    #[arg(
+        long = "azuriteDb",
+        env = "AZURITE_DB",
+        hide = true,
+        hide_env_values = true
+    )]
+    pub azurite_db: Option<String>,
+}
+
+/// What each ignored emulator flag does not do here, for the start-up
+/// warnings: (flag as the emulator spells it, given?, what is ignored).
+fn ignored_table(i: &IgnoredFlags) -> [(&'static str, bool, &'static str); 12] {
+    [
+        (
+            "--pwd",
+            i.pwd.is_some(),
+            "PFX certificates are not read; use PEM files with --cert and --key",
+        ),
+        (
+            "--oauth",
+            i.oauth.is_some(),
+            "OAuth bearer tokens are not accepted yet; use Shared Key or SAS",
+        ),
+        (
+            "--blobKeepAliveTimeout",
+            i.blob_keep_alive_timeout.is_some(),
+            "the keep-alive timeout is the HTTP layer's own",
+        ),
+        (
+            "--extentMemoryLimit",
+            i.extent_memory_limit.is_some(),
+            "in-memory data has no separate limit",
+        ),
+        (
+            "--disableTelemetry",
+            i.disable_telemetry,
+            "Stowage collects no telemetry",
+        ),
+        (
+            "--queueHost",
+            i.queue_host.is_some(),
+            "there is no queue service",
+        ),
+        (
+            "--queuePort",
+            i.queue_port.is_some(),
+            "there is no queue service",
+        ),
+        (
+            "--queueKeepAliveTimeout",
+            i.queue_keep_alive_timeout.is_some(),
+            "there is no queue service",
+        ),
+        (
+            "--tableHost",
+            i.table_host.is_some(),
+            "there is no table service",
+        ),
+        (
+            "--tablePort",
+            i.table_port.is_some(),
+            "there is no table service",
+        ),
+        (
+            "--tableKeepAliveTimeout",
+            i.table_keep_alive_timeout.is_some(),
+            "there is no table service",
+        ),
+        (
+            "AZURITE_DB",
+            i.azurite_db.is_some(),
+            "metadata is kept in SQLite under --location, not in an external database",
+        ),
+    ]
 }
 
 /// The longest the garbage collector sleeps; it also wakes when the oldest
@@ -71,12 +195,32 @@ impl Config {
         }
     }
 
+    /// One line for each given emulator flag that has no effect here,
+    /// saying what it does not do; `main` logs each as a warning.
+    pub fn ignored_flags(&self) -> Vec<String> {
+        let mut out: Vec<String> = ignored_table(&self.ignored)
+            .into_iter()
+            .filter(|(_, given, _)| *given)
+            .map(|(flag, _, what)| {
+                format!("{flag} is accepted for compatibility and ignored: {what}")
+            })
+            .collect();
+        if self.skip_api_version_check {
+            out.push(
+                "--skipApiVersionCheck is accepted for compatibility: every well-formed x-ms-version is served already"
+                    .to_owned(),
+            );
+        }
+        out
+    }
+
     /// The configured accounts (the development account unless
     /// `AZURITE_ACCOUNTS` is set).
     ///
     /// # Errors
-    /// A malformed `AZURITE_ACCOUNTS`; the caller logs it and keeps the
-    /// development account, as spec/40-auth.md §1 asks.
+    /// A malformed `AZURITE_ACCOUNTS`, naming the entry; the server does not
+    /// start with it (serving the development account instead would hide
+    /// the mistake until every request fails to authenticate).
     pub fn accounts(&self) -> Result<Accounts, AccountsError> {
         match &self.accounts {
             Some(v) => Accounts::parse(v),
@@ -120,5 +264,74 @@ mod tests {
         assert_eq!(c.blob_port, 0);
         assert!(c.loose && c.skip_api_version_check && c.in_memory_persistence && c.silent);
         assert_eq!(c.store_config().location, None);
+    }
+
+    /// Every flag of `azurite` and `azurite-blob` 3.37 parses; each one
+    /// Stowage does not act on gives exactly one warning line naming it.
+    #[test]
+    fn every_emulator_flag_is_accepted_and_the_ignored_ones_warn_once() {
+        let table: &[(&[&str], Option<&str>)] = &[
+            (&["--blobHost", "0.0.0.0"], None),
+            (&["--blobPort", "10000"], None),
+            (&["-l", "/tmp/x"], None),
+            (&["-s"], None),
+            (&["-L"], None),
+            (&["-d", "/tmp/debug.log"], None),
+            (&["--inMemoryPersistence"], None),
+            (&["--disableProductStyleUrl"], None),
+            (&["--cert", "c.pem", "--key", "k.pem"], None),
+            (&["--skipApiVersionCheck"], Some("--skipApiVersionCheck")),
+            (&["--pwd", "secret"], Some("--pwd")),
+            (&["--oauth", "basic"], Some("--oauth")),
+            (
+                &["--blobKeepAliveTimeout", "5"],
+                Some("--blobKeepAliveTimeout"),
+            ),
+            (&["--extentMemoryLimit", "100"], Some("--extentMemoryLimit")),
+            (&["--disableTelemetry"], Some("--disableTelemetry")),
+            (&["--queueHost", "0.0.0.0"], Some("--queueHost")),
+            (&["--queuePort", "10001"], Some("--queuePort")),
+            (
+                &["--queueKeepAliveTimeout", "5"],
+                Some("--queueKeepAliveTimeout"),
+            ),
+            (&["--tableHost", "0.0.0.0"], Some("--tableHost")),
+            (&["--tablePort", "10002"], Some("--tablePort")),
+            (
+                &["--tableKeepAliveTimeout", "5"],
+                Some("--tableKeepAliveTimeout"),
+            ),
+        ];
+        for (args, warns) in table {
+            let argv = std::iter::once("stowage-server").chain(args.iter().copied());
+            let c = Config::try_parse_from(argv).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            let lines = c.ignored_flags();
+            match warns {
+                None => assert!(lines.is_empty(), "{args:?}: {lines:?}"),
+                Some(flag) => {
+                    assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+                    assert!(lines[0].starts_with(flag), "{lines:?}");
+                }
+            }
+        }
+        // `=` spellings, as scripts write them, parse too.
+        let c =
+            Config::try_parse_from(["stowage-server", "--blobPort=0", "--queuePort=1"]).unwrap();
+        assert_eq!(c.blob_port, 0);
+        assert_eq!(c.ignored_flags().len(), 1);
+        // A flag the emulator does not have is still an error.
+        assert!(Config::try_parse_from(["stowage-server", "--noSuchFlag"]).is_err());
+    }
+
+    #[test]
+    fn loose_is_carried_and_accounts_errors_name_the_entry() {
+        let c = Config::try_parse_from(["stowage-server", "--loose"]).unwrap();
+        assert!(c.loose);
+        let c =
+            Config::try_parse_from(["stowage-server", "--accounts", "good:a2V5MQ==;oops"]).unwrap();
+        let e = c.accounts().unwrap_err();
+        assert_eq!(e.entry, "oops");
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        assert_eq!(c.accounts().unwrap(), Accounts::development());
     }
 }

@@ -8,6 +8,9 @@ use stowage_blobstore::{ByteRange, Conditions, ContentProperties, EtagMatch, Lea
 
 use crate::error::ApiError;
 
+/// The content type the service gives a blob created without one.
+pub(crate) const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
+
 /// The request headers, with typed accessors.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Headers<'a>(pub &'a HeaderMap);
@@ -196,7 +199,8 @@ impl<'a> Headers<'a> {
     }
 
     /// The content properties of Put Blob: each `x-ms-blob-*` header, else its
-    /// standard twin (spec/00-overview.md §9.1).
+    /// standard twin (spec/00-overview.md §9.1). A blob created without a
+    /// content type gets `application/octet-stream`, as the service stores.
     pub(crate) fn put_blob_content(&self) -> Result<ContentProperties, ApiError> {
         let either = |blob: &str, standard: &str| -> Result<Option<String>, ApiError> {
             Ok(match self.get(blob)? {
@@ -205,15 +209,18 @@ impl<'a> Headers<'a> {
             })
         };
         Ok(ContentProperties {
-            content_type: either("x-ms-blob-content-type", "content-type")?,
+            content_type: Some(
+                either("x-ms-blob-content-type", "content-type")?
+                    .unwrap_or_else(|| DEFAULT_CONTENT_TYPE.to_owned()),
+            ),
             content_encoding: either("x-ms-blob-content-encoding", "content-encoding")?,
             content_language: either("x-ms-blob-content-language", "content-language")?,
-            // A stored MD5 from x-ms-blob-content-md5 is taken as given; the
-            // transactional Content-MD5 is verified by the engine and then
-            // stored (B1).
+            // Of a block blob, the engine checks x-ms-blob-content-md5 and
+            // Content-MD5 against the body, so whichever is stored is the
+            // body's MD5; of an append blob (no body) it is stored as given.
             content_md5: match self.md5("x-ms-blob-content-md5")? {
-                Some(m) => Some(m),
-                None => self.md5("content-md5")?,
+                Some(m) => Some(m.to_vec()),
+                None => self.md5("content-md5")?.map(|m| m.to_vec()),
             },
             cache_control: either("x-ms-blob-cache-control", "cache-control")?,
             content_disposition: self
@@ -223,7 +230,10 @@ impl<'a> Headers<'a> {
     }
 
     /// The content properties of Set Blob Properties and Put Block List: only
-    /// the `x-ms-blob-*` headers; absent ones are cleared.
+    /// the `x-ms-blob-*` headers; absent ones are cleared (Content-Type
+    /// included). `x-ms-blob-content-md5` is checked against nothing here, so
+    /// it is stored as given, of any length, as the service stores it; only
+    /// a value that is not base64 is refused.
     pub(crate) fn blob_content_headers(&self) -> Result<ContentProperties, ApiError> {
         let own = |name: &str| -> Result<Option<String>, ApiError> {
             Ok(self.get(name)?.map(str::to_owned))
@@ -232,7 +242,14 @@ impl<'a> Headers<'a> {
             content_type: own("x-ms-blob-content-type")?,
             content_encoding: own("x-ms-blob-content-encoding")?,
             content_language: own("x-ms-blob-content-language")?,
-            content_md5: self.md5("x-ms-blob-content-md5")?,
+            content_md5: match self.get("x-ms-blob-content-md5")? {
+                None => None,
+                Some(v) => Some(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(v.trim())
+                        .map_err(|_| ApiError::InvalidMd5)?,
+                ),
+            },
             cache_control: own("x-ms-blob-cache-control")?,
             content_disposition: own("x-ms-blob-content-disposition")?,
         })

@@ -18,6 +18,7 @@
 //!     accounts: Accounts::development(),
 //!     clock,
 //!     product_style_urls: true,
+//!     loose: false,
 //! });
 //! let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 //! serve(listener, state, 1, None)?.await?;

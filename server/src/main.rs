@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser as _;
 use stowage_blobstore::{Store, SystemClock};
-use stowage_server::{Accounts, AppState, Config, GC_INTERVAL, serve_until};
+use stowage_server::{AppState, Config, GC_INTERVAL, serve_until};
 use tokio_util::sync::CancellationToken;
 
 /// jemalloc with one arena (`.cargo/config.toml`) instead of glibc's
@@ -79,10 +79,10 @@ fn main() -> anyhow::Result<()> {
         (None, None) => None,
         _ => anyhow::bail!("--cert and --key go together"),
     };
-    let accounts = config.accounts().unwrap_or_else(|e| {
-        tracing::error!(error = %e, "ignoring AZURITE_ACCOUNTS; serving the development account");
-        Accounts::development()
-    });
+    let accounts = config.accounts()?;
+    for warning in config.ignored_flags() {
+        tracing::warn!("{warning}");
+    }
     let workers = config
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
@@ -106,6 +106,7 @@ fn main() -> anyhow::Result<()> {
             accounts,
             clock,
             product_style_urls: !config.disable_product_style_url,
+            loose: config.loose,
         });
         let scheme = if tls.is_some() { "https" } else { "http" };
         // actix-server stops on the same signals: SIGTERM gracefully,

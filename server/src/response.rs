@@ -108,7 +108,7 @@ pub(crate) fn checksums(
 }
 
 /// Base64 of an MD5.
-pub(crate) fn md5_base64(md5: &[u8; 16]) -> String {
+pub(crate) fn md5_base64(md5: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(md5)
 }
 
@@ -117,13 +117,10 @@ pub(crate) fn md5_base64(md5: &[u8; 16]) -> String {
 pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
     version(b, &p.version);
     let c = &p.content;
-    b.insert_header((
-        "content-type",
-        c.content_type
-            .as_deref()
-            .unwrap_or("application/octet-stream"),
-    ));
+    // A content type cleared by Set Blob Properties reads back as no header
+    // at all, as the service answers.
     for (name, value) in [
+        ("content-type", &c.content_type),
         ("content-encoding", &c.content_encoding),
         ("content-language", &c.content_language),
         ("content-disposition", &c.content_disposition),
@@ -159,6 +156,24 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
     if let Some(snapshot) = &p.snapshot {
         b.insert_header(("x-ms-snapshot", snapshot.as_str()));
     }
+}
+
+/// actix's `streaming` adds `Content-Type: application/octet-stream` to an
+/// answer without one; a blob whose content type was cleared (Set Blob
+/// Properties without `x-ms-blob-content-type`) answers with none, as the
+/// service does, unless a SAS override names one.
+pub(crate) fn drop_default_content_type(
+    mut res: actix_web::HttpResponse,
+    p: &BlobProperties,
+    sas: Option<&crate::auth::sas::SasGrant>,
+) -> actix_web::HttpResponse {
+    let named =
+        p.content.content_type.is_some() || sas.is_some_and(|g| g.overrides.content_type.is_some());
+    if !named {
+        res.headers_mut()
+            .remove(actix_web::http::header::CONTENT_TYPE);
+    }
+    res
 }
 
 /// A service SAS's response-header overrides (`rscc`, `rscd`, `rsce`, `rscl`,

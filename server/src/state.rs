@@ -19,4 +19,8 @@ pub struct AppState {
     /// configured account (`<account>.blob.localhost`); off with
     /// `--disableProductStyleUrl`.
     pub product_style_urls: bool,
+    /// `--loose`: headers of features Stowage does not implement are
+    /// ignored instead of refused with 501, as the emulator's loose mode
+    /// ignores unsupported headers.
+    pub loose: bool,
 }

@@ -82,14 +82,19 @@ def test_append_to_missing_blob_is_404(container):
         container.get_blob_client("nothing").append_block(b"x")
 
 
-def test_put_blob_of_other_type_over_append_blob_is_409(container):
-    """Put Blob (BlockBlob) over an existing append blob: 409 InvalidBlobType."""
+def test_put_blob_of_other_type_replaces_the_blob(container):
+    """Put Blob replaces a blob of another type: a block blob over an append
+    blob, and an append blob over a block blob (the new type wins)."""
     blob = container.get_blob_client("typed")
     blob.create_append_blob()
-    blob.append_block(b"keep")
-    with raises(ResourceExistsError, 409, "InvalidBlobType"):
-        blob.upload_blob(b"block", overwrite=True)
-    assert blob.download_blob().readall() == b"keep"
+    blob.append_block(b"old")
+    blob.upload_blob(b"block", overwrite=True)
+    assert blob.get_blob_properties().blob_type == "BlockBlob"
+    assert blob.download_blob().readall() == b"block"
+    blob.create_append_blob()
+    props = blob.get_blob_properties()
+    assert props.blob_type == "AppendBlob"
+    assert props.size == 0
 
 
 def test_recreate_append_blob_empties_it(container):

@@ -323,3 +323,30 @@ def test_public_container_access_and_acl_change(blob_endpoint, new_container):
     assert public.get_container_properties().public_access is None
     with raises(ResourceNotFoundError, 404, "ResourceNotFound"):
         anonymous.download_blob("open")
+
+
+# --- Get Account Information on every scope (issue 15) ------------------------
+
+
+def test_get_account_information_on_account_container_and_blob_scopes(service, container, account_key):
+    """Get Account Information answers at the account, a container and a blob
+    URL, with Shared Key and with a service SAS of that container or blob
+    (any permission); the blob need not exist."""
+    blob = container.get_blob_client("absent-blob")
+    expected = {"sku_name": "Standard_RAGRS", "account_kind": "StorageV2", "is_hns_enabled": False}
+
+    def check(info):
+        assert {k: info[k] for k in expected} == expected
+
+    check(service.get_account_information())
+    check(container.get_account_information())
+    check(blob.get_account_information())
+    token = container_sas(account_key, container, permission=ContainerSasPermissions(list=True), expiry=hours(1))
+    check(sas_container(container.url, token).get_account_information())
+    check(sas_blob(blob.url, token).get_account_information())
+    token = blob_sas(account_key, blob, BlobSasPermissions(read=True))
+    check(sas_blob(blob.url, token).get_account_information())
+    token = generate_account_sas(
+        ACCOUNT_NAME, account_key, ResourceTypes(service=True), AccountSasPermissions(read=True), hours(1),
+    )
+    check(BlobServiceClient(service.url, credential=token, **CLIENT_OPTIONS).get_account_information())

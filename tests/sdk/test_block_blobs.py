@@ -329,3 +329,41 @@ def test_200_mib_upload_in_blocks_and_parallel_download(make_service, container)
     sink = VerifyingSink(BIG)
     assert blob.download_blob(max_concurrency=8).readinto(sink) == BIG
     sink.check_complete()
+
+
+def test_set_http_headers_with_nothing_clears_the_content_type(container):
+    """Set Blob Properties without content headers clears all six, the
+    content type included: the SDK then reads no content type at all."""
+    blob = container.get_blob_client("cleared")
+    blob.upload_blob(b"x", content_settings=ContentSettings(content_type="text/plain", cache_control="no-cache"))
+    blob.set_http_headers()
+    got = blob.get_blob_properties().content_settings
+    assert got.content_type is None
+    assert got.cache_control is None
+    assert got.content_md5 is None
+    assert blob.download_blob().readall() == b"x"
+
+
+def test_set_http_headers_stores_an_md5_of_any_length(container):
+    """x-ms-blob-content-md5 on Set Blob Properties is stored as given."""
+    blob = container.get_blob_client("md5")
+    blob.upload_blob(b"x")
+    blob.set_http_headers(ContentSettings(content_md5=bytearray(b"short")))
+    assert bytes(blob.get_blob_properties().content_settings.content_md5) == b"short"
+
+
+def test_upload_with_a_wrong_stated_md5_is_400_md5_mismatch(container):
+    """Put Blob checks x-ms-blob-content-md5 against the body."""
+    blob = container.get_blob_client("stated")
+    with raises(HttpResponseError, 400, "Md5Mismatch"):
+        blob.upload_blob(b"payload", content_settings=ContentSettings(content_md5=bytearray(md5(b"other"))))
+    assert not blob.exists()
+
+
+def test_delete_answers_x_ms_delete_type_permanent(container):
+    """Delete Blob answers x-ms-delete-type-permanent: true."""
+    blob = container.get_blob_client("gone")
+    blob.upload_blob(b"x")
+    seen = {}
+    blob.delete_blob(raw_response_hook=lambda r: seen.update(r.http_response.headers))
+    assert seen.get("x-ms-delete-type-permanent") == "true"

@@ -60,6 +60,7 @@ impl TestServer {
             objects,
             Accounts::development(),
             true,
+            false,
         )
         .await
     }
@@ -84,6 +85,22 @@ impl TestServer {
             None,
             accounts,
             product_style_urls,
+            false,
+        )
+        .await
+    }
+
+    /// An in-memory server started with `--loose`.
+    pub async fn start_loose() -> TestServer {
+        let clock = Arc::new(ManualClock::new(epoch()));
+        Self::start_configured(
+            StoreConfig::in_memory(),
+            clock,
+            None,
+            None,
+            Accounts::development(),
+            true,
+            true,
         )
         .await
     }
@@ -93,7 +110,16 @@ impl TestServer {
         clock: Arc<ManualClock>,
         dir: Option<tempfile::TempDir>,
     ) -> TestServer {
-        Self::start_configured(config, clock, dir, None, Accounts::development(), true).await
+        Self::start_configured(
+            config,
+            clock,
+            dir,
+            None,
+            Accounts::development(),
+            true,
+            false,
+        )
+        .await
     }
 
     async fn start_configured(
@@ -103,6 +129,7 @@ impl TestServer {
         objects: Option<Arc<dyn object_store::ObjectStore>>,
         accounts: Accounts,
         product_style_urls: bool,
+        loose: bool,
     ) -> TestServer {
         let store = Store::open_with(config.clone(), clock.clone(), objects)
             .await
@@ -114,6 +141,7 @@ impl TestServer {
             accounts,
             clock: clock.clone(),
             product_style_urls,
+            loose,
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 6;
+const SCHEMA_VERSION: i64 = 7;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -37,6 +37,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 6 {
         conn.execute_batch(V6)?;
+    }
+    if version < 7 {
+        conn.execute_batch(V7)?;
     }
     Ok(())
 }
@@ -134,6 +137,17 @@ const V6: &str = "
     BEGIN;
     ALTER TABLE blobs ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
     PRAGMA user_version = 6;
+    COMMIT;
+";
+
+/// Version 7: a NULL content type now reads back as no `Content-Type` (what
+/// Set Blob Properties without one leaves), and new blobs store the default
+/// `application/octet-stream` themselves. Until version 3 NULL read back as
+/// that default, so existing rows keep their answer by storing it.
+const V7: &str = "
+    BEGIN;
+    UPDATE blobs SET content_type = 'application/octet-stream' WHERE content_type IS NULL;
+    PRAGMA user_version = 7;
     COMMIT;
 ";
 
@@ -410,6 +424,42 @@ pub(crate) mod tests {
         assert!(!sealed);
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
+    }
+
+    /// A version 3 row without a content type keeps reading back as
+    /// `application/octet-stream` after the migration.
+    #[test]
+    fn a_version_3_database_stores_the_default_content_type() {
+        let conn = Connection::open_in_memory().unwrap();
+        create_v1(&conn).unwrap();
+        conn.execute_batch(V2).unwrap();
+        conn.execute_batch(V3).unwrap();
+        conn.execute_batch(
+            "INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
+             INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
+                 size, etag, last_modified, creation_time, metadata, content_type)
+             VALUES (1, 'old', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '', NULL),
+                    (1, 'typed', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '', 'text/plain');",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        let types: Vec<Option<String>> = conn
+            .prepare("SELECT content_type FROM blobs ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            types,
+            [
+                Some("application/octet-stream".to_owned()),
+                Some("text/plain".to_owned())
+            ]
+        );
     }
 
     #[test]

@@ -191,8 +191,9 @@ impl Store {
     /// version in with one transaction that checks conditions and the lease.
     ///
     /// # Errors
-    /// `ContainerNotFound`, condition and lease refusals, `InvalidBlobType`,
-    /// `Md5Mismatch`, `Crc64Mismatch`, body length mismatch, storage failures.
+    /// `ContainerNotFound`, condition and lease refusals, `Md5Mismatch`
+    /// (`Content-MD5`, or a block blob's `x-ms-blob-content-md5`),
+    /// `Crc64Mismatch`, body length mismatch, storage failures.
     pub async fn put_blob<S>(&self, input: PutBlobInput, body: S) -> Result<PutBlobOutput>
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
@@ -257,6 +258,9 @@ impl Store {
                 let (existing, lease) = check_put(tx, container_id, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, body_md5)?;
                 crate::extents::check_crc64(input.transactional_crc64, body_crc64)?;
+                if input.blob_type == BlobType::BlockBlob {
+                    check_stated_md5(input.content.content_md5.as_deref(), body_md5)?;
+                }
                 WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;
                 let version = Versioned {
                     etag: store.inner.etags.next(now),
@@ -264,7 +268,7 @@ impl Store {
                 };
                 let mut content = input.content.clone();
                 if content.content_md5.is_none() && input.blob_type == BlobType::BlockBlob {
-                    content.content_md5 = Some(body_md5);
+                    content.content_md5 = Some(body_md5.to_vec());
                 }
                 let new = NewBlob {
                     name: input.blob.as_str().to_owned(),
@@ -480,8 +484,23 @@ impl Store {
     }
 }
 
+/// The stored MD5 a Put Blob of a block blob states (`x-ms-blob-content-md5`)
+/// describes the body that request carries, so the service checks it like
+/// `Content-MD5`: a blob never carries an MD5 its bytes do not have.
+fn check_stated_md5(stated: Option<&[u8]>, computed: [u8; 16]) -> Result<()> {
+    match stated {
+        Some(s) if s != computed => Err(Error::Md5Mismatch {
+            expected: <[u8; 16]>::try_from(s).unwrap_or_default(),
+            computed,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The checks of Put Blob against the current state, run before the body is
-/// read and again in the commit transaction: conditions, lease, blob type.
+/// read and again in the commit transaction: conditions and lease. The blob
+/// type is not checked: Put Blob replaces a blob of any type, and the new
+/// type wins (an append blob over a block blob and the other way round).
 /// Returns the existing base row and the lease record the new version keeps.
 fn check_put(
     conn: &rusqlite::Connection,
@@ -497,11 +516,6 @@ fn check_put(
         ConditionKind::Create,
     )?;
     let lease = lease_after_write(committed, input.lease_id.as_ref(), now)?;
-    if let Some(row) = committed
-        && row.blob_type != input.blob_type
-    {
-        return Err(Error::InvalidBlobType);
-    }
     Ok((existing, lease))
 }
 

@@ -413,10 +413,13 @@ impl Store {
     }
 }
 
-/// All block ids of one blob decode to the same length (B12): one block
-/// of the blob, staged or committed, is enough to compare with.
+/// The uncommitted block ids of one blob all decode to the same length
+/// (B12). The committed list does not set it: once Put Block List has
+/// committed (and so cleared) the staged blocks, the next Put Block may use
+/// ids of another length, as the service accepts. One staged block is
+/// enough to compare with.
 fn check_block_id_length(conn: &rusqlite::Connection, blob_id: i64, id: &BlockId) -> Result<()> {
-    match meta::any_block_id(conn, blob_id)?.and_then(|b| decoded_len(&b)) {
+    match meta::any_staged_block_id(conn, blob_id)?.and_then(|b| decoded_len(&b)) {
         Some(n) if n != id.decoded_len => Err(Error::InvalidBlobOrBlock),
         _ => Ok(()),
     }

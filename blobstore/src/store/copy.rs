@@ -78,7 +78,7 @@ pub struct CopyBlobOutput {
     /// The new copy id.
     pub copy_id: String,
     /// The content MD5 of the copied content, when the source has one.
-    pub content_md5: Option<[u8; 16]>,
+    pub content_md5: Option<Vec<u8>>,
 }
 
 impl Store {
@@ -132,9 +132,12 @@ impl Store {
                     ConditionKind::Source,
                 )?;
                 if let (Some(expected), Some(computed)) =
-                    (input.expected_md5, source.content.content_md5)
-                    && expected != computed
+                    (input.expected_md5, source.content.content_md5.as_deref())
+                    && expected[..] != *computed
                 {
+                    // A stored MD5 may have any length (Set Blob Properties
+                    // keeps what it was given); the error shows 16 bytes.
+                    let computed = <[u8; 16]>::try_from(computed).unwrap_or_default();
                     return Err(Error::Md5Mismatch { expected, computed });
                 }
 

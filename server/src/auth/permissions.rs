@@ -35,6 +35,9 @@ pub(crate) struct SasNeed {
     pub create_only_needs_absent: bool,
 }
 
+/// Every SAS permission letter: "any permission at all".
+const ANY_PERMISSION: &str = "racwdxyltmeopi";
+
 const fn need(
     resource_type: ResourceType,
     letters: &'static str,
@@ -56,9 +59,12 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
     let lease = if lease_break { "wd" } else { "w" };
     Some(match op {
         ListContainers => need(S, "l", ServiceScope::None),
-        GetBlobServiceProperties | GetBlobServiceStats | GetAccountInformation => {
-            need(S, "r", ServiceScope::None)
-        }
+        GetBlobServiceProperties | GetBlobServiceStats => need(S, "r", ServiceScope::None),
+        // Get Account Information is also addressed at a container or a
+        // blob so that a service SAS for that resource can authorize it;
+        // the service asks no particular permission of such a SAS, and the
+        // resource need not exist.
+        GetAccountInformation => need(S, ANY_PERMISSION, ServiceScope::Any),
         SetBlobServiceProperties => need(S, "w", ServiceScope::None),
         CreateContainer => need(C, "cw", ServiceScope::None),
         GetContainerProperties | GetContainerMetadata => need(C, "r", ServiceScope::None),

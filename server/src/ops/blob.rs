@@ -4,8 +4,8 @@ use actix_web::{HttpResponse, web};
 use futures::TryStreamExt;
 use md5::{Digest, Md5};
 use stowage_blobstore::{
-    BlobType, ConditionKind, Crc64, DeleteBlobInput, DeleteSnapshots, GetBlobInput, PutBlobInput,
-    SetBlobMetadataInput, SetBlobPropertiesInput, conditions,
+    BlobType, ConditionKind, Crc64, DeleteBlobInput, DeleteSnapshots, EtagMatch, GetBlobInput,
+    PutBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput, conditions,
 };
 
 use crate::error::ApiError;
@@ -27,8 +27,13 @@ fn put_blob_limit(version: &str) -> u64 {
 /// `x-ms-range-get-content-crc64` are honoured.
 const RANGE_SUM_MAX: u64 = 4 * 1024 * 1024;
 
-/// Headers of features Stowage does not serve: refused rather than ignored.
+/// Headers of features Stowage does not serve: refused rather than ignored,
+/// unless the server runs with `--loose`, which ignores them as the
+/// emulator's loose mode does.
 pub(crate) fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
+    if ctx.state.loose {
+        return Ok(());
+    }
     let h = ctx.headers();
     for name in [
         "x-ms-encryption-key",
@@ -196,17 +201,27 @@ pub(crate) async fn get_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiEr
         if want_md5 {
             let mut md5 = Md5::new();
             bytes.iter().for_each(|c| md5.update(c));
-            b.insert_header(("content-md5", response::md5_base64(&md5.finalize().into())));
+            b.insert_header(("content-md5", response::md5_base64(&md5.finalize())));
         } else {
             let mut crc = Crc64::new();
             bytes.iter().for_each(|c| crc.update(c));
             b.insert_header(("x-ms-content-crc64", response::crc64_base64(crc.finish())));
         }
-        return Ok(b.no_chunking(len).streaming(futures::stream::iter(
+        let res = b.no_chunking(len).streaming(futures::stream::iter(
             bytes.into_iter().map(Ok::<_, std::io::Error>),
-        )));
+        ));
+        return Ok(response::drop_default_content_type(
+            res,
+            p,
+            ctx.sas.as_ref(),
+        ));
     }
-    Ok(b.no_chunking(len).streaming(body))
+    let res = b.no_chunking(len).streaming(body);
+    Ok(response::drop_default_content_type(
+        res,
+        p,
+        ctx.sas.as_ref(),
+    ))
 }
 
 pub(crate) async fn get_blob_properties(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
@@ -231,8 +246,14 @@ pub(crate) async fn get_blob_properties(ctx: &RequestContext) -> Result<HttpResp
         }
     }
     // A HEAD answer carries the length a GET would return, and no body.
-    Ok(b.no_chunking(p.size)
-        .streaming(futures::stream::empty::<Result<bytes::Bytes, std::io::Error>>()))
+    let res = b
+        .no_chunking(p.size)
+        .streaming(futures::stream::empty::<Result<bytes::Bytes, std::io::Error>>());
+    Ok(response::drop_default_content_type(
+        res,
+        &p,
+        ctx.sas.as_ref(),
+    ))
 }
 
 pub(crate) async fn get_blob_metadata(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
@@ -306,7 +327,14 @@ pub(crate) async fn delete_blob(ctx: &RequestContext) -> Result<HttpResponse, Ap
         ctx.headers(),
     )?;
     ctx.store().delete_blob(input).await?;
-    Ok(HttpResponse::Accepted().finish())
+    let mut b = HttpResponse::Accepted();
+    // Soft delete is never on, so every delete is permanent. The header
+    // came with version 2017-07-29; clients of that version and later
+    // (the old Rust SDK among them) refuse an answer without it.
+    if ctx.version.as_str() >= "2017-07-29" {
+        b.insert_header(("x-ms-delete-type-permanent", "true"));
+    }
+    Ok(b.finish())
 }
 
 /// The typed input of Delete Blob from its headers (also used for the
@@ -326,8 +354,15 @@ pub(crate) fn delete_input(
     if snapshot.is_some() && delete_snapshots.is_some() {
         return Err(stowage_blobstore::Error::SnapshotOperation.into());
     }
-    let conditions = h.conditions()?;
+    let mut conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Write)?;
+    // The service does not read `If-None-Match: *` on Delete Blob as "only
+    // if absent": it deletes an existing blob (202), while a listed ETag
+    // that matches still answers 412. `*` is therefore a condition that
+    // always holds here.
+    if conditions.if_none_match == Some(EtagMatch::Any) {
+        conditions.if_none_match = None;
+    }
     Ok(DeleteBlobInput {
         account: account.to_owned(),
         container,

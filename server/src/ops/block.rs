@@ -101,12 +101,18 @@ pub(crate) async fn put_block_list(
     {
         return Err(stowage_blobstore::Error::Crc64Mismatch.into());
     }
+    let mut content = h.blob_content_headers()?;
+    // Like Put Blob, a blob committed without a content type gets the
+    // service's default.
+    content
+        .content_type
+        .get_or_insert_with(|| crate::headers::DEFAULT_CONTENT_TYPE.to_owned());
     let input = PutBlockListInput {
         account: ctx.account().to_owned(),
         container: ctx.container()?,
         blob: ctx.blob()?,
         blocks: xml::parse_block_list(&bytes)?,
-        content: h.blob_content_headers()?,
+        content,
         metadata: ctx.metadata()?,
         conditions,
         lease_id: h.lease_id()?,

@@ -168,12 +168,7 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     w.element("Content-Length", &b.size.to_string());
     if committed {
         let c = &b.content;
-        w.element(
-            "Content-Type",
-            c.content_type
-                .as_deref()
-                .unwrap_or("application/octet-stream"),
-        );
+        w.element("Content-Type", c.content_type.as_deref().unwrap_or(""));
         w.element(
             "Content-Encoding",
             c.content_encoding.as_deref().unwrap_or(""),
@@ -184,6 +179,7 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
         );
         let md5 = c
             .content_md5
+            .as_ref()
             .map(|m| base64::engine::general_purpose::STANDARD.encode(m))
             .unwrap_or_default();
         w.element("Content-MD5", &md5);

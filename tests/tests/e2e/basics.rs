@@ -85,3 +85,57 @@ async fn shared_key_lite_is_accepted_and_a_bad_lite_signature_is_403() {
         assert_eq!(r.status, status, "{}", r.text());
     }
 }
+
+/// Get Account Information answers at every scope the REST reference lists:
+/// the account, a container and a blob URL (neither need exist), GET and
+/// HEAD, with the same three headers.
+#[tokio::test]
+async fn get_account_information_answers_at_account_container_and_blob_scopes() {
+    let server = stowage_tests::TestServer::start().await;
+    let c = server.client();
+    for path in [
+        "/?restype=account&comp=properties",
+        "/no-such-container?restype=account&comp=properties",
+        "/no-such-container/no/such/blob?restype=account&comp=properties",
+    ] {
+        for r in [c.get(path).send().await, c.head(path).send().await] {
+            assert_eq!(r.status, 200, "{path}: {}", r.text());
+            assert_eq!(r.header("x-ms-sku-name").as_deref(), Some("Standard_RAGRS"));
+            assert_eq!(r.header("x-ms-account-kind").as_deref(), Some("StorageV2"));
+            assert_eq!(r.header("x-ms-is-hns-enabled").as_deref(), Some("false"));
+        }
+    }
+    // Another verb is refused.
+    let r = c
+        .put("/no-such-container?restype=account&comp=properties")
+        .send()
+        .await;
+    r.assert_error(405, "UnsupportedHttpVerb");
+}
+
+/// `--loose` ignores the headers of features Stowage does not implement, as
+/// the emulator's loose mode does; without it they answer 501.
+#[tokio::test]
+async fn loose_mode_ignores_unsupported_headers_that_strict_mode_refuses() {
+    for (loose, want) in [(false, 501), (true, 201)] {
+        let server = if loose {
+            TestServer::start_loose().await
+        } else {
+            TestServer::start_in_memory().await
+        };
+        let c = server.client();
+        let name = unique("loose");
+        c.create_container(&name).await;
+        let r = c
+            .put(&format!("/{name}/b"))
+            .header("x-ms-blob-type", "BlockBlob")
+            .header("x-ms-encryption-scope", "scope1")
+            .body(&b"x"[..])
+            .send()
+            .await;
+        assert_eq!(r.status, want, "loose={loose}: {}", r.text());
+        if !loose {
+            r.assert_error(501, "NotImplemented");
+        }
+    }
+}

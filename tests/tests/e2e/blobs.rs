@@ -277,27 +277,6 @@ async fn x_ms_blob_headers_win_over_the_standard_headers() {
 }
 
 #[tokio::test]
-async fn x_ms_blob_content_md5_is_stored_as_sent_without_validation() {
-    let server = TestServer::start().await;
-    let c = server.client();
-    let name = setup(&c).await;
-    let claimed = md5_b64(b"something else");
-    let r = c
-        .put(&format!("/{name}/b"))
-        .header("x-ms-blob-type", "BlockBlob")
-        .header("x-ms-blob-content-md5", &claimed)
-        .body(&b"actual content"[..])
-        .send()
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text());
-    // The response carries the MD5 of what was received ...
-    assert_eq!(r.header("content-md5"), Some(md5_b64(b"actual content")));
-    // ... the blob keeps the value it was given.
-    let g = c.get(&format!("/{name}/b")).send().await;
-    assert_eq!(g.header("content-md5"), Some(claimed));
-}
-
-#[tokio::test]
 async fn a_malformed_md5_header_is_400_invalid_md5() {
     let server = TestServer::start().await;
     let c = server.client();
@@ -315,10 +294,12 @@ async fn a_malformed_md5_header_is_400_invalid_md5() {
             r.assert_error(400, "InvalidMd5");
         }
     }
+    // Set Blob Properties stores any length, but not what is not base64
+    // (set_blob_properties_stores_an_md5_of_any_length_as_given).
     c.put_blob(&name, "b", b"x").await;
     let r = c
         .put(&format!("/{name}/b?comp=properties"))
-        .header("x-ms-blob-content-md5", "AAAA")
+        .header("x-ms-blob-content-md5", "not base64!")
         .send()
         .await;
     r.assert_error(400, "InvalidMd5");
@@ -456,30 +437,268 @@ async fn an_append_blob_put_with_a_body_is_400_and_stores_nothing() {
 }
 
 #[tokio::test]
-async fn overwriting_a_blob_with_another_type_is_409_invalid_blob_type() {
+async fn put_blob_replaces_a_blob_of_another_type_and_the_new_type_wins() {
     let server = TestServer::start().await;
     let c = server.client();
     let name = setup(&c).await;
+    // An append blob over a block blob.
+    c.put_blob(&name, "b", b"block bytes").await;
     let r = c
-        .put(&format!("/{name}/log"))
+        .put(&format!("/{name}/b"))
         .header("x-ms-blob-type", "AppendBlob")
         .send()
         .await;
-    assert_eq!(r.status, 201);
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = c.head(&format!("/{name}/b")).send().await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-ms-blob-type").as_deref(), Some("AppendBlob"));
+    assert_eq!(r.header("content-length").as_deref(), Some("0"));
+    assert_eq!(
+        r.header("x-ms-blob-committed-block-count").as_deref(),
+        Some("0")
+    );
+    // A block blob over an append blob.
     let r = c
-        .put(&format!("/{name}/log"))
+        .put(&format!("/{name}/b"))
         .header("x-ms-blob-type", "BlockBlob")
         .body(&b"x"[..])
         .send()
         .await;
-    r.assert_error(409, "InvalidBlobType");
-    c.put_blob(&name, "block", b"x").await;
-    let r = c
-        .put(&format!("/{name}/block"))
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = c.get(&format!("/{name}/b")).send().await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-ms-blob-type").as_deref(), Some("BlockBlob"));
+    assert_eq!(r.text(), "x");
+}
+
+#[tokio::test]
+async fn put_blob_of_another_type_still_honours_conditions_and_leases() {
+    let server = TestServer::start().await;
+    let c = server.client();
+    let name = setup(&c).await;
+    let etag = c.put_blob(&name, "b", b"keep").await.etag();
+    // A condition that fails: 412, nothing replaced.
+    c.put(&format!("/{name}/b"))
         .header("x-ms-blob-type", "AppendBlob")
+        .header("if-none-match", "*")
+        .send()
+        .await
+        .assert_error(409, "BlobAlreadyExists");
+    c.put(&format!("/{name}/b"))
+        .header("x-ms-blob-type", "AppendBlob")
+        .header("if-match", "\"0x1\"")
+        .send()
+        .await
+        .assert_error(412, "ConditionNotMet");
+    // A leased blob: without the lease id, 412 LeaseIdMissing.
+    let r = c
+        .put(&format!("/{name}/b?comp=lease"))
+        .header("x-ms-lease-action", "acquire")
+        .header("x-ms-lease-duration", "-1")
         .send()
         .await;
-    r.assert_error(409, "InvalidBlobType");
+    assert_eq!(r.status, 201, "{}", r.text());
+    let lease = r.header("x-ms-lease-id").unwrap();
+    c.put(&format!("/{name}/b"))
+        .header("x-ms-blob-type", "AppendBlob")
+        .send()
+        .await
+        .assert_error(412, "LeaseIdMissing");
+    let r = c.get(&format!("/{name}/b")).send().await;
+    assert_eq!(r.header("x-ms-blob-type").as_deref(), Some("BlockBlob"));
+    assert_eq!(r.etag(), etag);
+    assert_eq!(r.text(), "keep");
+    // With the lease id and a matching If-Match it is replaced, and the
+    // lease stays.
+    let r = c
+        .put(&format!("/{name}/b"))
+        .header("x-ms-blob-type", "AppendBlob")
+        .header("x-ms-lease-id", &lease)
+        .header("if-match", &etag)
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = c.head(&format!("/{name}/b")).send().await;
+    assert_eq!(r.header("x-ms-blob-type").as_deref(), Some("AppendBlob"));
+    assert_eq!(r.header("x-ms-lease-state").as_deref(), Some("leased"));
+}
+
+#[tokio::test]
+async fn put_blob_checks_x_ms_blob_content_md5_against_the_body() {
+    let server = TestServer::start().await;
+    let c = server.client();
+    let name = setup(&c).await;
+    let wrong = md5_b64(b"other bytes");
+    let r = c
+        .put(&format!("/{name}/b"))
+        .header("x-ms-blob-type", "BlockBlob")
+        .header("x-ms-blob-content-md5", &wrong)
+        .body(&b"payload"[..])
+        .send()
+        .await;
+    r.assert_error(400, "Md5Mismatch");
+    c.head(&format!("/{name}/b"))
+        .send()
+        .await
+        .assert_error(404, "BlobNotFound");
+    // Both headers: each must match the body.
+    let right = md5_b64(b"payload");
+    let r = c
+        .put(&format!("/{name}/b"))
+        .header("x-ms-blob-type", "BlockBlob")
+        .header("content-md5", &right)
+        .header("x-ms-blob-content-md5", &wrong)
+        .body(&b"payload"[..])
+        .send()
+        .await;
+    r.assert_error(400, "Md5Mismatch");
+    let r = c
+        .put(&format!("/{name}/b"))
+        .header("x-ms-blob-type", "BlockBlob")
+        .header("content-md5", &right)
+        .header("x-ms-blob-content-md5", &right)
+        .body(&b"payload"[..])
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.header("content-md5").as_deref(), Some(right.as_str()));
+    let r = c.head(&format!("/{name}/b")).send().await;
+    assert_eq!(r.header("content-md5").as_deref(), Some(right.as_str()));
+}
+
+#[tokio::test]
+async fn set_blob_properties_stores_an_md5_of_any_length_as_given() {
+    let server = TestServer::start().await;
+    let c = server.client();
+    let name = setup(&c).await;
+    c.put_blob(&name, "b", b"payload").await;
+    for value in [
+        "AAAA",
+        "c2hvcnQ=",
+        "dGhpcnR5LXR3by1ieXRlcy1vZi1ub3QtcmVhbGx5LW1kNQ==",
+    ] {
+        let r = c
+            .put(&format!("/{name}/b?comp=properties"))
+            .header("x-ms-blob-content-md5", value)
+            .send()
+            .await;
+        assert_eq!(r.status, 200, "{value}: {}", r.text());
+        let r = c.head(&format!("/{name}/b")).send().await;
+        assert_eq!(r.header("content-md5").as_deref(), Some(value));
+    }
+    c.put(&format!("/{name}/b?comp=properties"))
+        .header("x-ms-blob-content-md5", "not base64!")
+        .send()
+        .await
+        .assert_error(400, "InvalidMd5");
+}
+
+#[tokio::test]
+async fn set_blob_properties_without_content_headers_clears_them_all() {
+    let server = TestServer::start().await;
+    let c = server.client();
+    let name = setup(&c).await;
+    let r = c
+        .put(&format!("/{name}/b"))
+        .header("x-ms-blob-type", "BlockBlob")
+        .header("content-type", "text/plain")
+        .header("content-encoding", "identity")
+        .header("content-language", "en")
+        .header("cache-control", "no-cache")
+        .header("x-ms-blob-content-disposition", "inline")
+        .body(&b"payload"[..])
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = c.put(&format!("/{name}/b?comp=properties")).send().await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    for (verb, get) in [
+        ("HEAD", c.head(&format!("/{name}/b")).send().await),
+        ("GET", c.get(&format!("/{name}/b")).send().await),
+    ] {
+        assert_eq!(get.status, 200, "{verb}");
+        for h in [
+            "content-type",
+            "content-encoding",
+            "content-language",
+            "cache-control",
+            "content-disposition",
+            "content-md5",
+        ] {
+            assert_eq!(get.header(h), None, "{verb} {h}");
+        }
+    }
+    let list = c
+        .get(&format!("/{name}?restype=container&comp=list"))
+        .send()
+        .await;
+    assert!(
+        list.text().contains("<Content-Type />")
+            || list.text().contains("<Content-Type></Content-Type>"),
+        "{}",
+        list.text()
+    );
+    // A blob created without a content type gets the service's default.
+    c.put_blob(&name, "plain", b"x").await;
+    let r = c.head(&format!("/{name}/plain")).send().await;
+    assert_eq!(
+        r.header("content-type").as_deref(),
+        Some("application/octet-stream")
+    );
+}
+
+#[tokio::test]
+async fn delete_blob_answers_x_ms_delete_type_permanent_true() {
+    let server = TestServer::start().await;
+    let c = server.client();
+    let name = setup(&c).await;
+    c.put_blob(&name, "b", b"x").await;
+    let r = c.delete(&format!("/{name}/b")).send().await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert_eq!(
+        r.header("x-ms-delete-type-permanent").as_deref(),
+        Some("true")
+    );
+    // Before version 2017-07-29 the header did not exist.
+    c.put_blob(&name, "b", b"x").await;
+    let r = c
+        .delete(&format!("/{name}/b"))
+        .without("x-ms-version")
+        .header("x-ms-version", "2017-04-17")
+        .send()
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert_eq!(r.header("x-ms-delete-type-permanent"), None);
+}
+
+#[tokio::test]
+async fn delete_blob_with_if_none_match_star_deletes_an_existing_blob() {
+    let server = TestServer::start().await;
+    let c = server.client();
+    let name = setup(&c).await;
+    let etag = c.put_blob(&name, "b", b"x").await.etag();
+    // A listed ETag that matches still fails.
+    c.delete(&format!("/{name}/b"))
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .assert_error(412, "ConditionNotMet");
+    let r = c
+        .delete(&format!("/{name}/b"))
+        .header("if-none-match", "*")
+        .send()
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    c.head(&format!("/{name}/b"))
+        .send()
+        .await
+        .assert_error(404, "BlobNotFound");
+    // On a missing blob: 404 first.
+    c.delete(&format!("/{name}/b"))
+        .header("if-none-match", "*")
+        .send()
+        .await
+        .assert_error(404, "BlobNotFound");
 }
 
 // ---------------------------------------------------------------------------
@@ -783,14 +1002,12 @@ async fn set_blob_properties_sets_what_is_sent_and_clears_what_is_absent() {
     for (header, value) in expected {
         assert_eq!(g.header(header).as_deref(), value, "{header}");
     }
-    // Nothing sent: every property cleared; the type reads as the default.
+    // Nothing sent: every property cleared, the content type included (no
+    // `Content-Type` at all, as the service answers).
     let set = c.put(&format!("/{name}/b?comp=properties")).send().await;
     assert_eq!(set.status, 200);
     let h = c.head(&format!("/{name}/b")).send().await;
-    assert_eq!(
-        h.header("content-type").as_deref(),
-        Some("application/octet-stream")
-    );
+    assert_eq!(h.header("content-type"), None);
     assert_eq!(h.header("cache-control"), None);
     assert_eq!(h.header("content-length").as_deref(), Some("12"));
 }
