@@ -494,7 +494,7 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
         StoreError::BlobIsSealed => answer(
             409,
             "BlobIsSealed",
-            "This operation is not permitted as the blob is sealed.",
+            "The specified blob is sealed, and its contents can't be modified unless the blob is re-created after a delete.",
         ),
         StoreError::InvalidRange { .. } => answer(
             416,

@@ -141,9 +141,11 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
             p.committed_block_count.unwrap_or(0).to_string(),
         ));
     }
-    // Only a sealed append blob says so; an unsealed one leaves it out.
-    if p.sealed {
-        b.insert_header(("x-ms-blob-sealed", "true"));
+    // Every append blob says whether it is sealed (the reference: "false
+    // by default", on Get Blob, Get Blob Properties and List Blobs for
+    // append blobs); other types leave it out.
+    if p.blob_type == BlobType::AppendBlob {
+        b.insert_header(("x-ms-blob-sealed", if p.sealed { "true" } else { "false" }));
     }
     b.insert_header(("x-ms-server-encrypted", "true"));
     if let Some(copy) = &p.copy {

@@ -6,10 +6,11 @@
 //! Set Blob Tier sub-requests are answered `501 NotImplemented` like Set
 //! Blob Tier itself.
 //!
-//! A batch that cannot be run as a whole (no boundary, a malformed body,
-//! more than 256 parts, operations mixed) is answered as the service
-//! answers it: `202 Accepted` with a single part carrying the error, no
-//! part run.
+//! A batch without a Content-Type is refused as a whole with `400
+//! MissingRequiredHeader`. A batch that cannot be run as a whole for any
+//! other reason (no boundary or several, a malformed body, more than 256
+//! parts, operations mixed) is answered as the service answers it: `202
+//! Accepted` with a single part carrying the error, no part run.
 
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, web};
@@ -34,7 +35,10 @@ pub(crate) async fn blob_batch(
 ) -> Result<HttpResponse, ApiError> {
     let h = ctx.headers();
     h.content_length()?;
-    let content_type = h.get("content-type")?;
+    let content_type = h
+        .get("content-type")?
+        .filter(|v| !v.trim().is_empty())
+        .ok_or(ApiError::MissingRequiredHeader("Content-Type"))?;
     let bytes = super::service::collect_body(body, MAX_BATCH_BODY).await?;
     let responses = match sub_requests(content_type, &bytes) {
         Ok(subs) => {
@@ -54,8 +58,7 @@ pub(crate) async fn blob_batch(
 }
 
 /// The sub-requests of a batch, or the error that refuses it as a whole.
-fn sub_requests(content_type: Option<&str>, body: &[u8]) -> Result<Vec<SubRequest>, ApiError> {
-    let content_type = content_type.ok_or(ApiError::MissingRequiredHeader("Content-Type"))?;
+fn sub_requests(content_type: &str, body: &[u8]) -> Result<Vec<SubRequest>, ApiError> {
     let boundary =
         batch_body::boundary(content_type).ok_or_else(|| ApiError::InvalidHeaderValue {
             name: "Content-Type".into(),
@@ -246,38 +249,38 @@ mod tests {
         let tier = "PUT /c/a?comp=tier HTTP/1.1";
         let get = "GET /c/a HTTP/1.1";
         let ok = "multipart/mixed; boundary=b";
-        let cases: &[(Option<&str>, String, Result<usize, &str>)] = &[
-            (Some(ok), body(&[delete, delete]), Ok(2)),
-            (Some(ok), body(&[tier, tier]), Ok(2)),
+        let cases: &[(&str, String, Result<usize, &str>)] = &[
+            (ok, body(&[delete, delete]), Ok(2)),
+            (ok, body(&[tier, tier]), Ok(2)),
             // A part a batch cannot carry fails alone.
-            (Some(ok), body(&[get, delete]), Ok(2)),
+            (ok, body(&[get, delete]), Ok(2)),
             (
-                Some(ok),
+                ok,
                 body(&[delete, tier]),
                 Err("AllBatchSubRequestsShouldBeSameApi"),
             ),
             (
-                Some(ok),
+                ok,
                 body(&[tier, get, delete]),
                 Err("AllBatchSubRequestsShouldBeSameApi"),
             ),
-            (Some(ok), "garbage".into(), Err("InvalidInput")),
+            (ok, "garbage".into(), Err("InvalidInput")),
+            (ok, body(&[delete; 257]), Err("ExceedsMaxBatchRequestCount")),
             (
-                Some(ok),
-                body(&[delete; 257]),
-                Err("ExceedsMaxBatchRequestCount"),
-            ),
-            (
-                Some("multipart/mixed"),
+                "multipart/mixed",
                 body(&[delete]),
                 Err("InvalidHeaderValue"),
             ),
             (
-                Some("text/plain; boundary=b"),
+                "text/plain; boundary=b",
                 body(&[delete]),
                 Err("InvalidHeaderValue"),
             ),
-            (None, body(&[delete]), Err("MissingRequiredHeader")),
+            (
+                "multipart/mixed; boundary=b; boundary=c",
+                body(&[delete]),
+                Err("InvalidHeaderValue"),
+            ),
         ];
         for (content_type, body, expected) in cases {
             let got = sub_requests(*content_type, body.as_bytes())

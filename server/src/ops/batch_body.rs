@@ -22,13 +22,15 @@ pub(crate) fn boundary(content_type: &str) -> Option<&str> {
     if !kind.trim().eq_ignore_ascii_case("multipart/mixed") {
         return None;
     }
-    params.split(';').find_map(|p| {
+    // Exactly one boundary parameter: two are as unusable as none.
+    let mut boundaries = params.split(';').filter_map(|p| {
         let (name, value) = p.split_once('=')?;
         name.trim()
             .eq_ignore_ascii_case("boundary")
             .then(|| value.trim().trim_matches('"'))
-            .filter(|v| !v.is_empty())
-    })
+    });
+    let first = boundaries.next()?;
+    (boundaries.next().is_none() && !first.is_empty()).then_some(first)
 }
 
 /// Why a batch body is refused as a whole.
@@ -246,6 +248,8 @@ mod tests {
         assert_eq!(boundary("Multipart/Mixed;boundary=\"q\""), Some("q"));
         assert_eq!(boundary("application/xml"), None);
         assert_eq!(boundary("multipart/mixed"), None);
+        assert_eq!(boundary("multipart/mixed; boundary="), None);
+        assert_eq!(boundary("multipart/mixed; boundary=a; boundary=b"), None);
     }
 
     #[test]

@@ -207,9 +207,9 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
             w.element("AccessTierInferred", "true");
         }
     }
-    // Present for sealed append blobs only, like `x-ms-blob-sealed`.
-    if b.sealed {
-        w.element("Sealed", "true");
+    // Present for append blobs, like `x-ms-blob-sealed`.
+    if b.blob_type == BlobType::AppendBlob {
+        w.element("Sealed", if b.sealed { "true" } else { "false" });
     }
     w.close("Properties");
     if include.metadata && committed {

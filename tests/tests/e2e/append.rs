@@ -556,7 +556,7 @@ async fn a_sealed_append_blob_takes_no_more_appends() {
     create_append_blob(&c, &ctr, "log").await;
     append(&c, &ctr, "log", b"one").await;
     let before = c.head(&format!("/{ctr}/log")).send().await;
-    assert_eq!(before.header("x-ms-blob-sealed"), None);
+    assert_eq!(before.header("x-ms-blob-sealed").as_deref(), Some("false"));
     let r = seal(&c, &ctr, "log", &[]).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.header("x-ms-blob-sealed").as_deref(), Some("true"));
@@ -576,7 +576,7 @@ async fn a_sealed_append_blob_takes_no_more_appends() {
         assert_eq!(r.header("x-ms-blob-sealed").as_deref(), Some("true"));
     }
     assert_eq!(content(&c, &ctr, "log").await, b"one");
-    // Listed with <Sealed>, an unsealed blob without.
+    // Listed with <Sealed>true, an unsealed append blob with false.
     create_append_blob(&c, &ctr, "open").await;
     let r = c
         .get(&format!("/{ctr}?restype=container&comp=list"))
@@ -586,11 +586,15 @@ async fn a_sealed_append_blob_takes_no_more_appends() {
     let log = &text[text.find("<Name>log</Name>").unwrap()..];
     assert!(log.contains("<Sealed>true</Sealed>"), "{text}");
     let open = &text[text.find("<Name>open</Name>").unwrap()..];
-    assert!(!open.contains("<Sealed>"), "{text}");
+    assert!(open.contains("<Sealed>false</Sealed>"), "{text}");
     // Put Blob replaces it with an unsealed blob.
     create_append_blob(&c, &ctr, "log").await;
     append(&c, &ctr, "log", b"new").await;
     let r = c.head(&format!("/{ctr}/log")).send().await;
+    assert_eq!(r.header("x-ms-blob-sealed").as_deref(), Some("false"));
+    // A block blob says nothing of sealing.
+    c.put_blob(&ctr, "block", b"x").await;
+    let r = c.head(&format!("/{ctr}/block")).send().await;
     assert_eq!(r.header("x-ms-blob-sealed"), None);
 }
 

@@ -406,6 +406,21 @@ async fn a_batch_that_cannot_run_is_one_failed_part() {
     let part = single(&r);
     part.assert_error(400, "InvalidHeaderValue");
     assert!(part.body.contains("<HeaderName>Content-Type</HeaderName>"));
+    // Two boundaries are refused the same way.
+    let r = client
+        .request("POST", &path)
+        .header("content-type", "multipart/mixed; boundary=a; boundary=b")
+        .body(batch_body(&[delete_a()]))
+        .send()
+        .await;
+    single(&r).assert_error(400, "InvalidHeaderValue");
+    // No Content-Type at all: the whole request is refused.
+    let r = client
+        .request("POST", &path)
+        .body(batch_body(&[delete_a()]))
+        .send()
+        .await;
+    r.assert_error(400, "MissingRequiredHeader");
     // More than 256 parts.
     let many: Vec<Sub> = (0..257).map(|_| delete_a()).collect();
     let r = post_batch(&server, &path, batch_body(&many), true).await;
