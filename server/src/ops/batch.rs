@@ -283,7 +283,7 @@ mod tests {
             ),
         ];
         for (content_type, body, expected) in cases {
-            let got = sub_requests(*content_type, body.as_bytes())
+            let got = sub_requests(content_type, body.as_bytes())
                 .map(|subs| subs.len())
                 .map_err(|e| e.answer().code);
             assert_eq!(got, *expected, "{content_type:?} {body:?}");
