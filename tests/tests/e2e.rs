@@ -18,6 +18,7 @@ mod e2e {
     mod copy_sources;
     mod durability;
     mod errors;
+    mod from_url;
     mod full_disk;
     mod gc;
     mod hostile;

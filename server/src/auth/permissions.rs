@@ -80,9 +80,9 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         GetBlob | GetBlobProperties | GetBlobMetadata | GetBlockList | GetPageRanges => {
             need(O, "r", ServiceScope::Any)
         }
-        SetBlobProperties | SetBlobMetadata | PutBlock | PutBlockList | PutPage | AbortCopyBlob
-        | SealAppendBlob => need(O, "w", ServiceScope::Any),
-        AppendBlock => need(O, "aw", ServiceScope::Any),
+        SetBlobProperties | SetBlobMetadata | PutBlock | PutBlockFromUrl | PutBlockList
+        | PutPage | AbortCopyBlob | SealAppendBlob => need(O, "w", ServiceScope::Any),
+        AppendBlock | AppendBlockFromUrl => need(O, "aw", ServiceScope::Any),
         SnapshotBlob => need(O, "cw", ServiceScope::Any),
         LeaseBlob => need(O, lease, ServiceScope::Any),
         DeleteBlob => need(O, "d", ServiceScope::Any),

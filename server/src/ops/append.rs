@@ -11,7 +11,7 @@ use crate::request::RequestContext;
 use crate::response;
 
 /// Append Block body limits by request version (spec/00-overview.md §10).
-fn append_block_limit(version: &str) -> u64 {
+pub(crate) fn append_block_limit(version: &str) -> u64 {
     if version >= "2022-11-02" {
         100 * 1024 * 1024
     } else {
@@ -73,7 +73,7 @@ pub(crate) async fn append_block(
 }
 
 /// `x-ms-blob-condition-appendpos` and `x-ms-blob-condition-maxsize`.
-fn append_conditions(ctx: &RequestContext) -> Result<AppendConditions, ApiError> {
+pub(crate) fn append_conditions(ctx: &RequestContext) -> Result<AppendConditions, ApiError> {
     let h = ctx.headers();
     let integer = |v: &str| v.trim().parse::<u64>().ok();
     Ok(AppendConditions {

@@ -13,7 +13,7 @@ use crate::request::RequestContext;
 use crate::{response, xml};
 
 /// Put Block body limits by request version (spec/00-overview.md §10).
-fn put_block_limit(version: &str) -> u64 {
+pub(crate) fn put_block_limit(version: &str) -> u64 {
     if version >= "2019-12-12" {
         4_194_304_000
     } else if version >= "2016-05-31" {
@@ -27,20 +27,25 @@ fn put_block_limit(version: &str) -> u64 {
 /// id fit comfortably.
 const MAX_BLOCK_LIST_BODY: usize = 8 * 1024 * 1024;
 
+/// The `blockid` query parameter of Put Block (and Put Block From URL).
+pub(crate) fn block_id(ctx: &RequestContext) -> Result<BlockId, ApiError> {
+    let raw = ctx
+        .query
+        .get("blockid")
+        .ok_or(ApiError::MissingRequiredQueryParameter("blockid"))?;
+    BlockId::parse(raw).ok_or_else(|| ApiError::InvalidQueryParameterValue {
+        name: "blockid".into(),
+        value: raw.into(),
+    })
+}
+
 pub(crate) async fn put_block(
     ctx: &RequestContext,
     body: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     ctx.forbid_snapshot()?;
     refuse_unsupported(ctx)?;
-    let raw = ctx
-        .query
-        .get("blockid")
-        .ok_or(ApiError::MissingRequiredQueryParameter("blockid"))?;
-    let block_id = BlockId::parse(raw).ok_or_else(|| ApiError::InvalidQueryParameterValue {
-        name: "blockid".into(),
-        value: raw.into(),
-    })?;
+    let block_id = block_id(ctx)?;
     let h = ctx.headers();
     let content_length = h.content_length()?;
     let max = put_block_limit(&ctx.version);

@@ -176,7 +176,7 @@ fn split_host_port(authority: &str) -> Option<(String, u16)> {
 }
 
 /// The copy source refused with the source's own answer.
-fn source_refused(status: u16, code: &'static str) -> ApiError {
+pub(crate) fn source_refused(status: u16, code: &'static str) -> ApiError {
     ApiError::CannotVerifyCopySource { status, code }
 }
 
@@ -185,7 +185,7 @@ fn source_refused(status: u16, code: &'static str) -> ApiError {
 /// one, the asynchronous Copy Blob reads its own account's blobs with the
 /// request's credentials, while Copy Blob From URL (`sync`), like a source
 /// in another account, needs a container that allows anonymous reads.
-async fn source_access(
+pub(crate) async fn source_access(
     ctx: &RequestContext,
     url: &SourceUrl,
     sync: bool,
@@ -243,11 +243,12 @@ async fn source_access(
     Ok(SourceAccess::Public)
 }
 
-pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
-    ctx.forbid_snapshot()?;
-    refuse_unsupported(ctx)?;
-    let h = ctx.headers();
-    let header = h
+/// `x-ms-copy-source`, required, parsed: a URL of this server's data or
+/// the error the request is answered with (Stowage does not fetch from
+/// other hosts: `CannotVerifyCopySource`).
+pub(crate) fn copy_source_url(ctx: &RequestContext) -> Result<(&str, SourceUrl), ApiError> {
+    let header = ctx
+        .headers()
         .get("x-ms-copy-source")?
         .ok_or(ApiError::MissingRequiredHeader("x-ms-copy-source"))?;
     let bad_source = || ApiError::InvalidHeaderValue {
@@ -269,14 +270,18 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
         is_account: &|a: &str| accounts.get(a).is_some(),
         product_style: ctx.state.product_style_urls,
     };
-    let url = match parse_copy_source(header, &server) {
-        Ok(u) => u,
-        Err(SourceError::Unparseable) => return Err(bad_source()),
-        // Stowage does not fetch from other hosts (10 §B9).
-        Err(SourceError::OtherHost) => {
-            return Err(stowage_blobstore::Error::CannotVerifyCopySource.into());
-        }
-    };
+    match parse_copy_source(header, &server) {
+        Ok(url) => Ok((header, url)),
+        Err(SourceError::Unparseable) => Err(bad_source()),
+        Err(SourceError::OtherHost) => Err(stowage_blobstore::Error::CannotVerifyCopySource.into()),
+    }
+}
+
+pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    let (header, url) = copy_source_url(ctx)?;
     let sync = h.flag("x-ms-requires-sync")?;
     let source_md5 = if sync {
         h.md5("x-ms-source-content-md5")?

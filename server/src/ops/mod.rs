@@ -9,6 +9,7 @@ mod blob;
 mod block;
 mod container;
 mod copy;
+mod from_url;
 mod lease;
 mod params;
 mod service;
@@ -50,9 +51,11 @@ pub(crate) enum Operation {
     AbortCopyBlob,
     LeaseBlob,
     PutBlock,
+    PutBlockFromUrl,
     PutBlockList,
     GetBlockList,
     AppendBlock,
+    AppendBlockFromUrl,
     SealAppendBlob,
     PutPage,
     GetPageRanges,
@@ -193,11 +196,11 @@ impl Operation {
                 Some("snapshot") => verb(SnapshotBlob, put),
                 Some("copy") => verb(AbortCopyBlob, put),
                 Some("lease") => verb(LeaseBlob, put),
-                // The From-URL variants (a source URL instead of a body) are
-                // not served: refusing beats staging an empty block.
-                Some("block" | "appendblock" | "page") if k.has_copy_source => {
-                    Err(ApiError::NotImplemented)
-                }
+                Some("block") if k.has_copy_source => verb(PutBlockFromUrl, put),
+                Some("appendblock") if k.has_copy_source => verb(AppendBlockFromUrl, put),
+                // Upload Pages From URL comes with page blobs: refusing beats
+                // writing pages from an empty body.
+                Some("page") if k.has_copy_source => Err(ApiError::NotImplemented),
                 Some("block") => verb(PutBlock, put),
                 Some("blocklist") if put => Ok(PutBlockList),
                 Some("blocklist") => verb(GetBlockList, get),
@@ -250,8 +253,10 @@ impl Operation {
             | AbortCopyBlob
             | LeaseBlob
             | PutBlock
+            | PutBlockFromUrl
             | PutBlockList
             | AppendBlock
+            | AppendBlockFromUrl
             | PutPage
             | SetBlobTags
             | SealAppendBlob
@@ -290,9 +295,12 @@ pub(crate) async fn dispatch(
         DeleteBlob => blob::delete_blob(ctx).await,
         LeaseBlob => lease::lease_blob(ctx).await,
         PutBlock => block::put_block(ctx, body).await,
+        PutBlockFromUrl => from_url::put_block_from_url(ctx).await,
         PutBlockList => block::put_block_list(ctx, body).await,
         GetBlockList => block::get_block_list(ctx).await,
         AppendBlock => append::append_block(ctx, body).await,
+        AppendBlockFromUrl => from_url::append_block_from_url(ctx).await,
+        PutBlobFromUrl => from_url::put_blob_from_url(ctx).await,
         SealAppendBlob => append::seal_append_blob(ctx).await,
         SnapshotBlob => copy::snapshot_blob(ctx).await,
         CopyBlob => copy::copy_blob(ctx).await,
@@ -300,7 +308,7 @@ pub(crate) async fn dispatch(
         BlobBatch => batch::blob_batch(ctx, body).await,
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
-        PutBlobFromUrl | PutPage | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
+        PutPage | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
             Err(ApiError::NotImplemented)
         }
     }
