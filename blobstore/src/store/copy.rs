@@ -68,6 +68,9 @@ pub struct CopyBlobInput {
     /// `x-ms-source-content-md5` of Copy Blob From URL: must match the
     /// source's MD5 when the source has one.
     pub expected_md5: Option<[u8; 16]>,
+    /// `x-ms-seal-blob: true`: a copy of an append blob is sealed (the
+    /// source's seal is never copied; other blob types ignore it).
+    pub seal: bool,
 }
 
 /// Output of Copy Blob.
@@ -175,7 +178,7 @@ impl Store {
                     content: source.content.clone(),
                     metadata: input.metadata.clone().unwrap_or(source.metadata.clone()),
                     committed_block_count: source.committed_block_count,
-                    sealed: false,
+                    sealed: input.seal && source.blob_type == crate::BlobType::AppendBlob,
                     access_tier: input.access_tier.clone(),
                     copy: Some(CopyProperties {
                         id: copy_id.clone(),

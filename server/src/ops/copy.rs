@@ -313,6 +313,8 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
         lease_id: h.lease_id()?,
         access_tier: super::blob::access_tier(ctx)?,
         expected_md5: source_md5,
+        // Sealing the destination is for the asynchronous copy only.
+        seal: !sync && h.flag("x-ms-seal-blob")?,
     };
     let out = ctx.store().copy_blob(input).await?;
     let mut b = HttpResponse::Accepted();

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use base64::Engine as _;
 use stowage_blobstore::Crc64;
-use stowage_tests::{Client, Response, TestServer, unique};
+use stowage_tests::{ACCOUNT, Client, Response, TestServer, unique};
 
 use super::blocks::{LEASE_A, LEASE_B, acquire_lease, md5_b64};
 
@@ -596,6 +596,47 @@ async fn a_sealed_append_blob_takes_no_more_appends() {
     c.put_blob(&ctr, "block", b"x").await;
     let r = c.head(&format!("/{ctr}/block")).send().await;
     assert_eq!(r.header("x-ms-blob-sealed"), None);
+}
+
+#[tokio::test]
+async fn a_copy_is_sealed_only_when_x_ms_seal_blob_asks() {
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    create_append_blob(&c, &ctr, "log").await;
+    append(&c, &ctr, "log", b"one").await;
+    assert_eq!(seal(&c, &ctr, "log", &[]).await.status, 200);
+    c.put_blob(&ctr, "block", b"x").await;
+    let base = &server.base;
+    let copy = |from: &str, to: &str, seal_blob: Option<&str>| {
+        let mut r = c.put(&format!("/{ctr}/{to}")).header(
+            "x-ms-copy-source",
+            &format!("{base}/{ACCOUNT}/{ctr}/{from}"),
+        );
+        if let Some(v) = seal_blob {
+            r = r.header("x-ms-seal-blob", v);
+        }
+        r.send()
+    };
+    // (source, destination, x-ms-seal-blob, the copy's x-ms-blob-sealed)
+    let cases = [
+        ("log", "plain", None, Some("false")),
+        ("log", "unsealed", Some("false"), Some("false")),
+        ("log", "sealed", Some("true"), Some("true")),
+        ("block", "block-copy", Some("true"), None),
+    ];
+    for (from, to, seal_blob, want) in cases {
+        let r = copy(from, to, seal_blob).await;
+        assert_eq!(r.status, 202, "{to}: {}", r.text());
+        let r = c.head(&format!("/{ctr}/{to}")).send().await;
+        assert_eq!(r.header("x-ms-blob-sealed").as_deref(), want, "{to}");
+    }
+    append_with(&c, &ctr, "sealed", b"two", &[])
+        .await
+        .assert_error(409, "BlobIsSealed");
+    assert_eq!(
+        append_with(&c, &ctr, "plain", b"two", &[]).await.status,
+        201
+    );
 }
 
 #[tokio::test]
