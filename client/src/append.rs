@@ -1,4 +1,4 @@
-//! Append blobs (spec/10-operations.md B1 with `AppendBlob`, B15).
+//! Append blobs (docs/wire/blobs.md#put-blob with `AppendBlob`, B15).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;

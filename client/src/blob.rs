@@ -1,5 +1,5 @@
 //! Blob operations other than upload, download and append: properties,
-//! metadata, delete, snapshot, copy (spec/10-operations.md B3–B9).
+//! metadata, delete, snapshot, copy (docs/wire/blobs.md).
 
 use std::sync::Arc;
 use std::time::SystemTime;

@@ -1,4 +1,4 @@
-//! Container operations (spec/10-operations.md C1–C9).
+//! Container operations (docs/wire/containers.md#create-container).
 
 use std::sync::Arc;
 
@@ -150,7 +150,7 @@ impl ContainerClient {
     }
 
     /// Replaces the container's metadata. Only `If-Modified-Since` and the
-    /// lease id of `conditions` apply (10-operations.md C4).
+    /// lease id of `conditions` apply (docs/wire/containers.md#set-container-metadata).
     ///
     /// # Errors
     /// `404 ContainerNotFound`, `412 ConditionNotMet`.

@@ -1,5 +1,5 @@
 //! Downloads: the body as a stream of chunks, into memory, or into a file
-//! (spec/10-operations.md B2).
+//! (docs/wire/blobs.md#get-blob).
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! Lease handles for blobs and containers (spec/30-leases.md).
+//! Lease handles for blobs and containers (docs/wire/leases.md).
 
 use std::fmt;
 use std::str::FromStr;
