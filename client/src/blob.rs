@@ -313,6 +313,21 @@ impl BlobClient {
 
     /// Copy Blob from another blob (or snapshot) of the same account.
     ///
+    /// ```no_run
+    /// use stowage_client::{BlobServiceClient, Conditions, CopyOptions};
+    ///
+    /// # async fn demo() -> stowage_client::Result<()> {
+    /// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    /// let container = service.container("reports");
+    /// let draft = container.blob("q3-draft.pdf");
+    /// let snapshot = draft.snapshot(None, &Conditions::new()).await?;
+    /// // Publish the draft as it was when the snapshot was taken.
+    /// let source = draft.with_snapshot(&snapshot.snapshot);
+    /// container.blob("q3.pdf").copy_from(&source, &CopyOptions::default()).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     /// As [`BlobClient::copy_from_url`].
     pub async fn copy_from(&self, source: &BlobClient, options: &CopyOptions) -> Result<CopyInfo> {

@@ -201,6 +201,23 @@ impl BlobClient {
     /// `404 BlobNotFound`; `304` / `412 ConditionNotMet`;
     /// `416 InvalidRange` for a range past the end (or any range of an empty
     /// blob); lease errors.
+    ///
+    /// ```no_run
+    /// use stowage_client::{BlobServiceClient, ByteRange, DownloadOptions};
+    ///
+    /// # async fn demo() -> stowage_client::Result<()> {
+    /// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    /// let blob = service.container("photos").blob("2024/09/cat.jpg");
+    /// // The first kilobyte only, and the whole blob's properties with it.
+    /// let download = blob
+    ///     .download(&DownloadOptions::default().with_range(ByteRange::new(0, 1024)))
+    ///     .await?;
+    /// let size = download.properties().content_length;
+    /// let head = download.bytes().await?;
+    /// assert!(head.len() as u64 <= size.min(1024));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn download(&self, options: &DownloadOptions) -> Result<Download> {
         let request = options
             .conditions
