@@ -364,7 +364,7 @@ fn evaluate_dates(
     }
 }
 
-// The four tests of docs/wire/conditions.md#parsing-the-headers, with docs/wire/conditions.md#writes's "target absent" column for `None`.
+// The four tests of docs/wire/conditions.md#parsing-the-headers, with the "target absent" column of docs/wire/conditions.md#writes for `None`.
 
 fn if_match(m: &EtagMatch, current: Option<Current<'_>>) -> bool {
     current.is_some_and(|c| m.matches(c.etag))

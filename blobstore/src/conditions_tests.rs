@@ -81,7 +81,7 @@ enum Cell {
 use Cell::{Absent, Fails, Holds};
 
 /// Header values that hold or fail against [`existing`], in the column
-/// order of docs/wire/conditions.md#reads's table.
+/// order of the table in docs/wire/conditions.md#reads.
 fn row(im: Cell, ius: Cell, inm: Cell, ims: Cell) -> Conditions {
     fn pick<T>(cell: Cell, holds: T, fails: T) -> Option<T> {
         match cell {

@@ -1,5 +1,5 @@
 //! What the service reports about containers and blobs, read from response
-//! headers (docs/README.md#the-wire-contract) or listing XML (docs/wire/listing.md).
+//! headers (docs/wire/blobs.md, docs/wire/containers.md) or listing XML (docs/wire/listing.md).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -48,7 +48,7 @@ def test_flat_listing_is_in_byte_order(container):
 
 
 def test_flat_listing_of_worked_example(container):
-    """The flat listing of docs/wire/listing.md#a-worked-example's container, whatever the upload order."""
+    """The flat listing of the container of docs/wire/listing.md#a-worked-example, whatever the upload order."""
     fill(container, reversed(EXAMPLE))
     assert [b.name for b in container.list_blobs()] == EXAMPLE
 

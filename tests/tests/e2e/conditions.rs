@@ -1,5 +1,5 @@
 //! End-to-end tests of conditional requests (docs/wire/conditions.md) on every
-//! operation of docs/README.md#the-wire-contract that evaluates them: Put Blob, Get Blob,
+//! operation that evaluates them (docs/wire/conditions.md#which-operations-evaluate-which-headers): Put Blob, Get Blob,
 //! Get Blob Properties (HEAD), Get Blob Metadata, Set Blob Properties, Set
 //! Blob Metadata, Delete Blob, Lease Blob, and the date conditions of Set
 //! Container Metadata, Delete Container and Lease Container.
@@ -562,7 +562,7 @@ async fn get_head_and_get_metadata_with_if_unmodified_since_in_the_past_are_412(
     }
 }
 
-/// One cell of docs/wire/conditions.md#reads's decision table: holds (✓), fails (✗) or absent (–).
+/// One cell of the decision table in docs/wire/conditions.md#reads: holds (✓), fails (✗) or absent (–).
 type Cell = Option<bool>;
 const Y: Cell = Some(true);
 const N: Cell = Some(false);
@@ -1194,7 +1194,7 @@ async fn an_unparseable_date_is_ignored_as_if_absent() {
             }
         }
     }
-    // On writes too, and an ignored date does not count towards docs/wire/conditions.md#writes's
+    // On writes too, and an ignored date does not count towards the rules of docs/wire/conditions.md#writes,
     // combinations: If-Match + an unparseable If-Modified-Since is If-Match.
     for op in [
         Write::SetBlobMetadata,
