@@ -72,7 +72,9 @@ impl BlobClient {
     ///
     /// # async fn demo() -> stowage_client::Result<()> {
     /// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
-    /// let blob = service.container("logs").blob("app.log");
+    /// let container = service.container("logs");
+    /// container.create_if_not_exists().await?;
+    /// let blob = container.blob("app.log");
     /// blob.create_append_blob(&UploadOptions::default()).await?;
     /// let first = blob.append_block(&b"started\n"[..], &AppendOptions::default()).await?;
     /// // Append only where this writer expects the end to be: a retry after

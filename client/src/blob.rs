@@ -319,7 +319,9 @@ impl BlobClient {
     /// # async fn demo() -> stowage_client::Result<()> {
     /// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
     /// let container = service.container("reports");
+    /// # container.create_if_not_exists().await?;
     /// let draft = container.blob("q3-draft.pdf");
+    /// # draft.upload(&b"%PDF"[..], &stowage_client::UploadOptions::default()).await?;
     /// let snapshot = draft.snapshot(None, &Conditions::new()).await?;
     /// // Publish the draft as it was when the snapshot was taken.
     /// let source = draft.with_snapshot(&snapshot.snapshot);

@@ -208,6 +208,8 @@ impl BlobClient {
     /// # async fn demo() -> stowage_client::Result<()> {
     /// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
     /// let blob = service.container("photos").blob("2024/09/cat.jpg");
+    /// # service.container("photos").create_if_not_exists().await?;
+    /// # blob.upload(vec![0u8; 4096], &stowage_client::UploadOptions::default()).await?;
     /// // The first kilobyte only, and the whole blob's properties with it.
     /// let download = blob
     ///     .download(&DownloadOptions::default().with_range(ByteRange::new(0, 1024)))

@@ -78,7 +78,9 @@ impl LeaseDuration {
 ///
 /// # async fn demo() -> stowage_client::Result<()> {
 /// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
-/// let blob = service.container("state").blob("checkpoint");
+/// let container = service.container("state");
+/// container.create_if_not_exists().await?;
+/// let blob = container.blob("checkpoint");
 /// blob.upload(&b"v1"[..], &UploadOptions::default()).await?;
 ///
 /// let lease = blob.lease(None);

@@ -40,7 +40,7 @@
 //! let range = LogReader::new(container, "checkout")
 //!     .read(start - Duration::from_secs(3600), SystemTime::now() + Duration::from_secs(1))
 //!     .await?;
-//! assert_eq!(range.records.len(), 2);
+//! assert!(range.records.iter().any(|r| r.body == "order 43 paid"));
 //! # Ok(())
 //! # }
 //! ```
