@@ -152,7 +152,7 @@ fn shared_key(c: &mut Criterion) {
             })
         });
         // A wrong signature is tried against the primary form and every
-        // alternative (spec/40-auth.md §2.6): the most a refusal costs.
+        // alternative (docs/wire/auth.md#forms-stowage-also-accepts): the most a refusal costs.
         let bad = good.replace(':', ":AAAA");
         group.bench_with_input(BenchmarkId::new("refuse", name), req, |b, req| {
             b.iter(|| {

@@ -3,7 +3,7 @@
 //! and reports rates, latencies and the server's CPU time and peak memory.
 //!
 //! It shares no code with the server: it signs with its own Shared Key
-//! implementation ([`signer`], tested against spec/40-auth.md §2.5) and reads
+//! implementation ([`signer`], tested against docs/wire/auth.md#test-vectors) and reads
 //! answers with its own minimal parsing, so it measures Stowage the way any
 //! client would see it. `bench/run` runs it against both servers and prints
 //! [`report::table`].

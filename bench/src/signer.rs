@@ -1,4 +1,4 @@
-//! The load generator's own Shared Key signer (spec/40-auth.md §2.2–2.4).
+//! The load generator's own Shared Key signer (docs/wire/auth.md#the-string-to-sign).
 //!
 //! Written from the spec, sharing nothing with the server, so a benchmark
 //! against Stowage also checks that Stowage accepts what the published rules
@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-/// The standard headers that StringToSign carries by value, in order (§2.2
+/// The standard headers that StringToSign carries by value, in order (docs/wire/auth.md#the-string-to-sign
 /// fields 2–12; `Date` is field 7).
 const STANDARD_HEADERS: [&str; 11] = [
     "content-encoding",
@@ -72,7 +72,7 @@ impl SharedKey {
         &self.account
     }
 
-    /// The StringToSign of §2.2 for a request of service version 2015-02-21
+    /// The StringToSign of docs/wire/auth.md#the-string-to-sign for a request of service version 2015-02-21
     /// or later (`Content-Length: 0` signs as an empty line).
     pub fn string_to_sign(&self, req: &SignInput<'_>) -> String {
         let mut out = String::with_capacity(256);
@@ -111,7 +111,7 @@ fn header<'a>(headers: &[(&str, &'a str)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| *v)
 }
 
-/// §2.3: every `x-ms-*` header, lowercased, trimmed, sorted by the service's
+/// docs/wire/auth.md#the-string-to-sign: every `x-ms-*` header, lowercased, trimmed, sorted by the service's
 /// character ranking, each as `name:value\n`.
 fn canonical_headers(headers: &[(&str, &str)], out: &mut String) {
     let mut signed: Vec<(String, &str)> = headers
@@ -128,7 +128,7 @@ fn canonical_headers(headers: &[(&str, &str)], out: &mut String) {
     }
 }
 
-/// The service's header-name order (§2.3 step 5): `-` first, then
+/// The service's header-name order (docs/wire/auth.md#the-string-to-sign step 5): `-` first, then
 /// punctuation, digits, `:;<=>?@`, upper case, `[]`, lower case, `{}`.
 /// Anything else sorts after those, by byte.
 fn rank_key(name: &str) -> Vec<u16> {
@@ -142,7 +142,7 @@ fn rank_key(name: &str) -> Vec<u16> {
         .collect()
 }
 
-/// §2.4 step 3: `\n<name>:<value>` per parameter, names lowercased and
+/// docs/wire/auth.md#the-string-to-sign step 3: `\n<name>:<value>` per parameter, names lowercased and
 /// sorted, repeated names joined with `,` in sorted order.
 fn canonical_query(query: &[(&str, &str)], out: &mut String) {
     let mut params: Vec<(String, Vec<&str>)> = Vec::new();
@@ -175,7 +175,7 @@ mod tests {
         SharedKey::new("devstoreaccount1", DEV_KEY).unwrap()
     }
 
-    /// spec/40-auth.md §2.5, vector 1: Create Container.
+    /// docs/wire/auth.md#test-vectors, vector 1: Create Container.
     #[test]
     fn vector_1_create_container() {
         let headers = [
@@ -201,7 +201,7 @@ mod tests {
         );
     }
 
-    /// §2.5, vector 2: Put Blob with metadata whose name has upper case.
+    /// docs/wire/auth.md#test-vectors, vector 2: Put Blob with metadata whose name has upper case.
     #[test]
     fn vector_2_put_blob() {
         let headers = [
@@ -231,7 +231,7 @@ mod tests {
         );
     }
 
-    /// §2.5, vector 3: List Blobs; query names sorted, values decoded.
+    /// docs/wire/auth.md#test-vectors, vector 3: List Blobs; query names sorted, values decoded.
     #[test]
     fn vector_3_list_blobs() {
         let headers = [("x-ms-date", DATE), ("x-ms-version", "2021-10-04")];

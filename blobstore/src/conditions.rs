@@ -1,4 +1,4 @@
-//! Conditional requests (spec/20-conditions.md): `If-Match`, `If-None-Match`,
+//! Conditional requests (docs/wire/conditions.md): `If-Match`, `If-None-Match`,
 //! `If-Modified-Since` and `If-Unmodified-Since`, their Copy Blob twins
 //! `x-ms-source-if-*`, the Append Block conditions and the page blob
 //! sequence-number conditions.
@@ -6,21 +6,21 @@
 //! Everything here is pure: no IO, no clock, no HTTP. The HTTP layer parses
 //! the headers into [`Conditions`] and calls [`validate`] while it parses, so
 //! that a `400` for a disallowed combination comes before any existence check
-//! (check order of spec/10-operations.md §0). The store calls [`evaluate`]
+//! (check order of docs/wire/errors.md#which-check-answers-first). The store calls [`evaluate`]
 //! inside the metadata transaction that performs the write, against the row
 //! it read in that transaction: there is no window between the check and the
 //! write, so of two writers presenting the same `If-Match` ETag exactly one
-//! wins (spec/20-conditions.md §4.3).
+//! wins (docs/wire/conditions.md#one-transaction).
 //!
 //! `x-ms-if-tags` is not evaluated here: it is independent of these headers
-//! and must hold as well (§4.1).
+//! and must hold as well (docs/wire/conditions.md#writes).
 //!
 //! The module uses `std` only, so that it can be compiled and tested on its
 //! own.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// A parsed `If-Match` / `If-None-Match` value (spec/20-conditions.md §1):
+/// A parsed `If-Match` / `If-None-Match` value (docs/wire/conditions.md#parsing-the-headers):
 /// `*` or a list of entity tags.
 ///
 /// Tags are stored unquoted: surrounding whitespace is trimmed and one pair
@@ -40,7 +40,7 @@ impl EtagMatch {
     ///
     /// Returns `None` for an empty or blank value (and for one made only of
     /// commas), which the caller treats as an absent header. A repeated
-    /// header is passed in joined with commas by the caller (§1).
+    /// header is passed in joined with commas by the caller (docs/wire/conditions.md#parsing-the-headers).
     ///
     /// Deliberate choices (unverified against the service):
     /// * commas inside double quotes do not split, so `"a,b"` is one tag;
@@ -66,7 +66,7 @@ impl EtagMatch {
     }
 
     /// Whether `etag` (unquoted) is matched: always for `*`, else when it is
-    /// in the list. Comparison is exact and case-sensitive (§1).
+    /// in the list. Comparison is exact and case-sensitive (docs/wire/conditions.md#parsing-the-headers).
     pub fn matches(&self, etag: &str) -> bool {
         match self {
             EtagMatch::Any => true,
@@ -112,7 +112,7 @@ fn unquote(tag: &str) -> &str {
 /// (or, for Copy Blob's source, the four `x-ms-source-if-*` headers).
 ///
 /// A date the HTTP layer cannot parse is dropped there, as if the header were
-/// absent (§1, observed service behaviour); a date header holding more than
+/// absent (docs/wire/conditions.md#parsing-the-headers, observed service behaviour); a date header holding more than
 /// one date is the HTTP layer's `400` as well.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Conditions {
@@ -143,38 +143,38 @@ pub struct Current<'a> {
     /// The resource's ETag, unquoted.
     pub etag: &'a str,
     /// The resource's Last-Modified at full precision; it is compared at
-    /// whole seconds (§1).
+    /// whole seconds (docs/wire/conditions.md#parsing-the-headers).
     pub last_modified: SystemTime,
 }
 
-/// How an operation evaluates conditions (spec/20-conditions.md §2).
+/// How an operation evaluates conditions (docs/wire/conditions.md#which-operations-evaluate-which-headers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConditionKind {
     /// Get Blob, Get Blob Properties, Get Blob Metadata and Get Page Ranges
-    /// (whether Get Page Ranges may answer 304 is unverified): §3, any
+    /// (whether Get Page Ranges may answer 304 is unverified): docs/wire/conditions.md#reads, any
     /// combination, an unmet `If-None-Match` / `If-Modified-Since` is `304`,
     /// and `If-None-Match: *` on an existing target is
     /// `400 UnsatisfiableCondition` (the behaviour of service versions
     /// 2016-05-31 and later, which Stowage applies to every version).
     Read,
-    /// Put Blob, Put Block List and Copy Blob's destination: §4, and the
+    /// Put Blob, Put Block List and Copy Blob's destination: docs/wire/conditions.md#writes, and the
     /// target may be absent (for Put Block List a blob with only uncommitted
-    /// blocks counts as absent, §5). `If-None-Match: *` on an existing
+    /// blocks counts as absent, docs/wire/conditions.md#create-only). `If-None-Match: *` on an existing
     /// target is `409 BlobAlreadyExists`.
     Create,
     /// Set Blob Properties, Set Blob Metadata, Delete Blob, Append Block,
-    /// Put Page, Snapshot Blob and Lease Blob: §4, and `If-None-Match: *` on
-    /// an existing target is `412 ConditionNotMet` (the documented rule, §5).
+    /// Put Page, Snapshot Blob and Lease Blob: docs/wire/conditions.md#writes, and `If-None-Match: *` on
+    /// an existing target is `412 ConditionNotMet` (the documented rule, docs/wire/conditions.md#create-only).
     Write,
     /// Delete Container, Lease Container and Set Container ACL: only
     /// `If-Modified-Since` and `If-Unmodified-Since` are evaluated; the ETag
-    /// headers are ignored (spec/10-operations.md §0, COND2).
+    /// headers are ignored (docs/wire/errors.md#which-check-answers-first, COND2).
     ContainerDates,
     /// Set Container Metadata: only `If-Modified-Since` is evaluated; the
     /// other three headers are ignored.
     ContainerModifiedSince,
-    /// Copy Blob's `x-ms-source-if-*` conditions against the source: §6,
-    /// with the combination rules of §4.1; `*` in
+    /// Copy Blob's `x-ms-source-if-*` conditions against the source: docs/wire/conditions.md#copy-source-conditions,
+    /// with the combination rules of docs/wire/conditions.md#writes; `*` in
     /// `x-ms-source-if-none-match` never holds.
     Source,
 }
@@ -183,36 +183,36 @@ pub enum ConditionKind {
 /// HTTP layer maps each one to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConditionFailure {
-    /// `304 Not Modified` (reads only, §3).
+    /// `304 Not Modified` (reads only, docs/wire/conditions.md#reads).
     NotModified,
     /// `412 ConditionNotMet`.
     ConditionNotMet,
-    /// `412 SourceConditionNotMet`: a Copy Blob source condition (§6; the
+    /// `412 SourceConditionNotMet`: a Copy Blob source condition (docs/wire/conditions.md#copy-source-conditions; the
     /// code is unverified, emulators answer `ConditionNotMet`).
     SourceConditionNotMet,
     /// `409 BlobAlreadyExists`: `If-None-Match: *` on an existing target of
-    /// a [`ConditionKind::Create`] operation (§5).
+    /// a [`ConditionKind::Create`] operation (docs/wire/conditions.md#create-only).
     BlobAlreadyExists,
     /// `400 UnsatisfiableCondition`: `If-None-Match: *` on an existing target
-    /// of a read (§3).
+    /// of a read (docs/wire/conditions.md#reads).
     UnsatisfiableCondition,
-    /// `400 MultipleConditionHeadersNotSupported`: a combination §4.1 does not
+    /// `400 MultipleConditionHeadersNotSupported`: a combination docs/wire/conditions.md#writes does not
     /// allow, or more than one ETag in `If-Match` / `If-None-Match` of a write.
     MultipleConditionHeadersNotSupported,
 }
 
-/// Checks what needs no resource: the header combinations of §4.1 and the
+/// Checks what needs no resource: the header combinations of docs/wire/conditions.md#writes and the
 /// one-ETag rule of writes. The HTTP layer calls it while parsing, so that
-/// its `400` comes before any existence check (spec/10-operations.md §0);
+/// its `400` comes before any existence check (docs/wire/errors.md#which-check-answers-first);
 /// [`evaluate`] calls it again.
 ///
-/// * [`ConditionKind::Read`]: any combination and any number of ETags (§3).
+/// * [`ConditionKind::Read`]: any combination and any number of ETags (docs/wire/conditions.md#reads).
 /// * [`ConditionKind::Create`], [`ConditionKind::Write`],
 ///   [`ConditionKind::Source`]: none, one header, `If-Match` +
 ///   `If-Unmodified-Since`, or `If-None-Match` + `If-Modified-Since`; and
 ///   at most one ETag per list (`*` counts as one).
 /// * [`ConditionKind::ContainerDates`]: the two date headers together are a
-///   pair §4.1 does not allow; the ETag headers are ignored, whatever they
+///   pair docs/wire/conditions.md#writes does not allow; the ETag headers are ignored, whatever they
 ///   hold.
 /// * [`ConditionKind::ContainerModifiedSince`]: only `If-Modified-Since`
 ///   counts, so nothing can be refused.
@@ -261,10 +261,10 @@ pub fn validate(conditions: &Conditions, kind: ConditionKind) -> Result<(), Cond
 /// target, `None` when it is absent. Calls [`validate`] first.
 ///
 /// Only [`ConditionKind::Create`] meets an absent target in practice: the
-/// other operations answer 404 before this point (§2). Given `None` anyway,
-/// every kind uses the "target absent" column of §4.2 (`If-Match` fails,
+/// other operations answer 404 before this point (docs/wire/conditions.md#which-operations-evaluate-which-headers). Given `None` anyway,
+/// every kind uses the "target absent" column of docs/wire/conditions.md#writes (`If-Match` fails,
 /// everything else holds, except that `*` in `x-ms-source-if-none-match`
-/// never holds, §6) rather than panicking; a read then follows §3 with those
+/// never holds, docs/wire/conditions.md#copy-source-conditions) rather than panicking; a read then follows docs/wire/conditions.md#reads with those
 /// outcomes.
 ///
 /// # Errors
@@ -289,7 +289,7 @@ pub fn evaluate(
     }
 }
 
-/// §3: A guards the read (412), B decides between the body and 304.
+/// docs/wire/conditions.md#reads: A guards the read (412), B decides between the body and 304.
 fn evaluate_read(c: &Conditions, current: Option<Current<'_>>) -> Result<(), ConditionFailure> {
     if c.if_none_match == Some(EtagMatch::Any) && current.is_some() {
         return Err(ConditionFailure::UnsatisfiableCondition);
@@ -312,9 +312,9 @@ fn evaluate_read(c: &Conditions, current: Option<Current<'_>>) -> Result<(), Con
     }
 }
 
-/// §4 (and §6 for the source). After [`validate`] the headers present are
+/// docs/wire/conditions.md#writes (and docs/wire/conditions.md#copy-source-conditions for the source). After [`validate`] the headers present are
 /// none, one, `If-Match` + `If-Unmodified-Since`, or `If-None-Match` +
-/// `If-Modified-Since`; of a pair only the ETag header is evaluated (§4.1).
+/// `If-Modified-Since`; of a pair only the ETag header is evaluated (docs/wire/conditions.md#writes).
 fn evaluate_write(
     c: &Conditions,
     current: Option<Current<'_>>,
@@ -326,13 +326,13 @@ fn evaluate_write(
     } else if let Some(m) = &c.if_none_match {
         // If-Modified-Since, if present, is ignored.
         match (m, kind, current) {
-            // §6: on a source `*` never holds, not even on an absent one
+            // docs/wire/conditions.md#copy-source-conditions: on a source `*` never holds, not even on an absent one
             // (which is answered 404 before this point anyway).
             (EtagMatch::Any, ConditionKind::Source, _) => false,
             (EtagMatch::Any, ConditionKind::Create, Some(_)) => {
                 return Err(ConditionFailure::BlobAlreadyExists);
             }
-            // Write with `*` on an existing target fails here: 412 (§5).
+            // Write with `*` on an existing target fails here: 412 (docs/wire/conditions.md#create-only).
             _ => if_none_match(m, current),
         }
     } else if let Some(d) = c.if_modified_since {
@@ -364,7 +364,7 @@ fn evaluate_dates(
     }
 }
 
-// The four tests of §1, with §4.2's "target absent" column for `None`.
+// The four tests of docs/wire/conditions.md#parsing-the-headers, with the "target absent" column of docs/wire/conditions.md#writes for `None`.
 
 fn if_match(m: &EtagMatch, current: Option<Current<'_>>) -> bool {
     current.is_some_and(|c| m.matches(c.etag))
@@ -388,7 +388,7 @@ fn unmodified_since(date: SystemTime, current: Option<Current<'_>>) -> bool {
 /// Seconds since the UNIX epoch, rounded down (also before the epoch), as an
 /// HTTP date shows a time. Both sides of a date test are rounded: the
 /// resource's Last-Modified has sub-second precision, while a header date has
-/// whole seconds (§1); rounding the header side too only matters for callers
+/// whole seconds (docs/wire/conditions.md#parsing-the-headers); rounding the header side too only matters for callers
 /// that build a `SystemTime` themselves, and makes them see what the header
 /// would have said. `i128` so that no `SystemTime` can overflow.
 fn whole_seconds(t: SystemTime) -> i128 {
@@ -401,7 +401,7 @@ fn whole_seconds(t: SystemTime) -> i128 {
     }
 }
 
-/// Append Block conditions (spec/20-conditions.md §7), already parsed as
+/// Append Block conditions (docs/wire/conditions.md#append-conditions), already parsed as
 /// integers by the HTTP layer (anything else is its `400 InvalidHeaderValue`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AppendConditions {
@@ -425,7 +425,7 @@ pub enum AppendConditionFailure {
 
 impl AppendConditions {
     /// Checks an append of `block_length` bytes to a blob of
-    /// `current_length` bytes, the append position first (§7). Runs in the
+    /// `current_length` bytes, the append position first (docs/wire/conditions.md#append-conditions). Runs in the
     /// transaction that appends, so two appenders presenting the same
     /// position cannot both succeed.
     ///
@@ -452,7 +452,7 @@ impl AppendConditions {
     }
 }
 
-/// Put Page's sequence-number conditions (spec/20-conditions.md §8). When
+/// Put Page's sequence-number conditions (docs/wire/conditions.md#sequence-number-conditions). When
 /// they do not hold the answer is `412 SequenceNumberConditionNotMet`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SequenceNumberConditions {

@@ -1,4 +1,4 @@
-//! Table tests for spec/20-conditions.md: one row per row or cell of the
+//! Table tests for docs/wire/conditions.md: one row per row or cell of the
 //! spec's tables, against one fixed resource.
 
 use super::*;
@@ -81,7 +81,7 @@ enum Cell {
 use Cell::{Absent, Fails, Holds};
 
 /// Header values that hold or fail against [`existing`], in the column
-/// order of §3's table.
+/// order of the table in docs/wire/conditions.md#reads.
 fn row(im: Cell, ius: Cell, inm: Cell, ims: Cell) -> Conditions {
     fn pick<T>(cell: Cell, holds: T, fails: T) -> Option<T> {
         match cell {
@@ -98,7 +98,7 @@ fn row(im: Cell, ius: Cell, inm: Cell, ims: Cell) -> Conditions {
     }
 }
 
-// §1 parsing
+// docs/wire/conditions.md#parsing-the-headers parsing
 
 #[test]
 fn parse_strips_quotes_and_whitespace_and_splits_lists() {
@@ -168,7 +168,7 @@ fn conditions_are_empty_only_without_any_header() {
     }
 }
 
-// §3 reads
+// docs/wire/conditions.md#reads reads
 
 #[test]
 fn read_decision_table_of_section_3() {
@@ -254,7 +254,7 @@ fn read_on_an_absent_target_uses_the_absent_column_instead_of_panicking() {
     assert_eq!(evaluate(&if_unmodified_since(at(-1)), None, kind), R200);
 }
 
-// §4.1 combinations
+// docs/wire/conditions.md#writes combinations
 
 /// Every subset of the four headers, as (If-Match, If-Unmodified-Since,
 /// If-None-Match, If-Modified-Since) present, and whether a write accepts it.
@@ -361,11 +361,11 @@ fn write_with_several_etags_is_400_even_when_one_matches() {
     }
 }
 
-// §4.2 existing or absent target
+// docs/wire/conditions.md#writes existing or absent target
 
-/// §4.2, one row per (header, holds or fails): the header's conditions, the
+/// docs/wire/conditions.md#writes, one row per (header, holds or fails): the header's conditions, the
 /// answer on the existing target and the answer on an absent one. `star` is
-/// the §5 answer for `If-None-Match: *` on an existing target.
+/// the docs/wire/conditions.md#create-only answer for `If-None-Match: *` on an existing target.
 fn section_4_2_rows(
     star: Result<(), ConditionFailure>,
 ) -> [(Conditions, [Result<(), ConditionFailure>; 2]); 12] {
@@ -412,12 +412,12 @@ fn write_without_conditions_proceeds_on_existing_and_absent_targets() {
     }
 }
 
-// §5 If-None-Match: *
+// docs/wire/conditions.md#create-only If-None-Match: *
 
 #[test]
 fn if_none_match_star_by_kind_of_section_5() {
     // `None` in the absent column: the operation answers 404 before the
-    // conditions are evaluated (§2), so there is no answer to check here.
+    // conditions are evaluated (docs/wire/conditions.md#which-operations-evaluate-which-headers), so there is no answer to check here.
     let rows = [
         (ConditionKind::Create, R409, Some(R200)),
         (ConditionKind::Read, UNSATISFIABLE, None),
@@ -443,7 +443,7 @@ fn create_if_none_match_star_with_if_modified_since_is_409_on_existing() {
     assert_eq!(evaluate(&c, None, ConditionKind::Create), R200);
 }
 
-// §6 Copy Blob source
+// docs/wire/conditions.md#copy-source-conditions Copy Blob source
 
 #[test]
 fn source_table_of_section_6() {
@@ -583,7 +583,7 @@ fn dates_before_the_epoch_compare_without_panicking() {
     }
 }
 
-// §7 Append Block
+// docs/wire/conditions.md#append-conditions Append Block
 
 #[test]
 fn append_conditions_table_of_section_7() {
@@ -624,7 +624,7 @@ fn append_conditions_table_of_section_7() {
     }
 }
 
-// §8 sequence numbers
+// docs/wire/conditions.md#sequence-number-conditions sequence numbers
 
 #[test]
 fn sequence_number_conditions_table_of_section_8() {

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use crate::timestamps::to_nanos;
 
 /// An entity tag as stored and compared: unquoted (`0x08DCCB1A2B3C4D5E`).
-/// Headers quote it; List Blobs XML does not (spec/00-overview.md §4.1).
+/// Headers quote it; List Blobs XML does not (docs/wire/requests.md#etag-and-last-modified).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Etag(String);
 

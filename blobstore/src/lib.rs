@@ -6,7 +6,7 @@
 //! renders their outputs. All SQL lives in `meta/`, all object-store paths in
 //! `extents`.
 //!
-//! Write order (the crash-safety argument, see DESIGN.md): a body is streamed
+//! Write order (the crash-safety argument, see docs/architecture.md#write-order): a body is streamed
 //! into a new extent first; then one metadata transaction checks conditions
 //! and the lease against the current row and swaps the new version in; then
 //! the caller replies. A crash before the transaction leaves an unreferenced

@@ -1,5 +1,5 @@
 //! List Containers and List Blobs: paging, prefixes, delimiters and markers
-//! (spec/50-listing.md). The grouping and marker logic is pure; the rows
+//! (docs/wire/listing.md). The grouping and marker logic is pure; the rows
 //! come from `meta`.
 
 use base64::Engine as _;
@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use crate::meta::{self, BlobCursor, BlobListQuery, BlobRow, Scan};
 use crate::{BlobProperties, ContainerName, ContainerProperties, Result};
 
-/// The most items in one page (spec/50-listing.md §1).
+/// The most items in one page (docs/wire/listing.md#paging).
 pub const MAX_RESULTS: usize = 5000;
 
 /// A continuation token: the position after the last item of a page.
@@ -93,7 +93,7 @@ pub(crate) fn successor(prefix: &str) -> Option<String> {
 }
 
 /// The `<BlobPrefix>` group of `name`, if `delimiter` occurs after `prefix`
-/// (spec/50-listing.md §3.6).
+/// (docs/wire/listing.md#prefix-and-delimiter).
 pub(crate) fn group_of<'a>(name: &'a str, prefix: &str, delimiter: &str) -> Option<&'a str> {
     let rest = name.get(prefix.len()..)?;
     let i = rest.find(delimiter)?;

@@ -1,4 +1,4 @@
-//! User metadata of containers and blobs (spec/00-overview.md §8).
+//! User metadata of containers and blobs (docs/wire/requests.md#metadata).
 
 /// Why a metadata set was refused; the server maps each to the service's code.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -38,7 +38,7 @@ impl BlobType {
     }
 }
 
-/// The six content properties of a blob (spec/00-overview.md §9.1).
+/// The six content properties of a blob (docs/wire/requests.md#content-properties).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ContentProperties {
     /// `Content-Type`; `None` (cleared by Set Blob Properties) reads back
@@ -58,7 +58,7 @@ pub struct ContentProperties {
     pub content_disposition: Option<String>,
 }
 
-/// A container's public access level (spec/40-auth.md §5).
+/// A container's public access level (docs/wire/auth.md#anonymous-access).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PublicAccess {
     /// Anonymous clients may list and read the container's blobs.
@@ -86,8 +86,8 @@ impl PublicAccess {
     }
 }
 
-/// A stored access policy of a container's ACL (spec/10-operations.md §C5,
-/// §C6): what a SAS naming it by `si` may do, and when.
+/// A stored access policy of a container's ACL (docs/wire/containers.md#get-container-acl,
+/// docs/wire/containers.md#set-container-acl): what a SAS naming it by `si` may do, and when.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessPolicy {
     /// The policy's name (1–64 characters).

@@ -1,4 +1,4 @@
-//! Container and blob names, validated once at the edge (spec/00-overview.md §6).
+//! Container and blob names, validated once at the edge (docs/wire/requests.md#names).
 
 use std::fmt;
 
@@ -60,7 +60,7 @@ impl fmt::Display for ContainerName {
 pub struct BlobName(String);
 
 /// The most characters in a blob name. The service counts UTF-16 code units;
-/// Stowage counts Unicode scalar values (spec/00-overview.md §6.3, unverified).
+/// Stowage counts Unicode scalar values (docs/wire/requests.md#names, unverified).
 const MAX_BLOB_NAME_CHARS: usize = 1024;
 const MAX_BLOB_NAME_SEGMENTS: usize = 254;
 

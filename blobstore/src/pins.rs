@@ -3,7 +3,7 @@
 //! A GET pins the extents of the version it reads in the same critical
 //! section that reads the version's row; the collector skips pinned extents.
 //! So a reader always gets the whole version it started on, even if the blob
-//! is overwritten or deleted while it streams (DESIGN.md, "Garbage").
+//! is overwritten or deleted while it streams (docs/architecture.md#garbage-and-read-pins).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

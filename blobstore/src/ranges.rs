@@ -1,4 +1,4 @@
-//! Byte ranges of Get Blob (spec/10-operations.md §B2): parsed by the HTTP
+//! Byte ranges of Get Blob (docs/wire/blobs.md#get-blob): parsed by the HTTP
 //! layer, resolved here against the blob's size.
 
 use std::ops::Range;
@@ -15,7 +15,7 @@ pub struct ByteRange {
 impl ByteRange {
     /// Parses `bytes=S-E` or `bytes=S-`. Every other form (suffix ranges,
     /// several ranges, S > E, garbage) gives `None`, and the read is a full
-    /// read, as the service treats them (spec/10-operations.md §B2).
+    /// read, as the service treats them (docs/wire/blobs.md#get-blob).
     pub fn parse(value: &str) -> Option<ByteRange> {
         let spec = value.trim().strip_prefix("bytes=")?;
         let (s, e) = spec.split_once('-')?;

@@ -1,4 +1,4 @@
-//! Engine tests through [`Store`] directly, no HTTP (STYLE.md §10.2).
+//! Engine tests through [`Store`] directly, no HTTP (README.md#contributing).
 //!
 //! Every scenario is a function of a store and its clock; [`suite`] runs
 //! them all, once on a real SQLite file with a `LocalFileSystem` in a
@@ -478,7 +478,7 @@ async fn listing_with_delimiter_and_markers(store: &Store) {
         max_results: max,
         ..list_input("eng-list")
     };
-    // spec/50-listing.md §3.7, all pages of each request.
+    // docs/wire/listing.md#a-worked-example, all pages of each request.
     let cases: Vec<(ListBlobsInput, Vec<Vec<&str>>)> = vec![
         (
             with("", None, 5000),

@@ -1,4 +1,4 @@
-//! Append blobs (spec/10-operations.md B1 with `AppendBlob`, B15).
+//! Append blobs (docs/wire/blobs.md#put-blob with `AppendBlob`, B15).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -66,6 +66,24 @@ impl BlobClient {
     /// `409 BlobAlreadyExists` with [`Conditions::with_if_not_exists`];
     /// `409 InvalidBlobType` over a blob of another type; `412`; lease
     /// errors.
+    ///
+    /// ```no_run
+    /// use stowage_client::{AppendOptions, BlobServiceClient, UploadOptions};
+    ///
+    /// # async fn demo() -> stowage_client::Result<()> {
+    /// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    /// let container = service.container("logs");
+    /// container.create_if_not_exists().await?;
+    /// let blob = container.blob("app.log");
+    /// blob.create_append_blob(&UploadOptions::default()).await?;
+    /// let first = blob.append_block(&b"started\n"[..], &AppendOptions::default()).await?;
+    /// // Append only where this writer expects the end to be: a retry after
+    /// // a lost answer fails with 412 instead of writing the line twice.
+    /// let next = AppendOptions::default().with_append_position(first.offset + 8);
+    /// blob.append_block(&b"stopped\n"[..], &next).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn create_append_blob(&self, options: &UploadOptions) -> Result<WriteInfo> {
         let request = self
             .base_request(Method::PUT)

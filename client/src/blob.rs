@@ -1,5 +1,5 @@
 //! Blob operations other than upload, download and append: properties,
-//! metadata, delete, snapshot, copy (spec/10-operations.md B3–B9).
+//! metadata, delete, snapshot, copy (docs/wire/blobs.md).
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -312,6 +312,23 @@ impl BlobClient {
     }
 
     /// Copy Blob from another blob (or snapshot) of the same account.
+    ///
+    /// ```no_run
+    /// use stowage_client::{BlobServiceClient, Conditions, CopyOptions};
+    ///
+    /// # async fn demo() -> stowage_client::Result<()> {
+    /// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    /// let container = service.container("reports");
+    /// # container.create_if_not_exists().await?;
+    /// let draft = container.blob("q3-draft.pdf");
+    /// # draft.upload(&b"%PDF"[..], &stowage_client::UploadOptions::default()).await?;
+    /// let snapshot = draft.snapshot(None, &Conditions::new()).await?;
+    /// // Publish the draft as it was when the snapshot was taken.
+    /// let source = draft.with_snapshot(&snapshot.snapshot);
+    /// container.blob("q3.pdf").copy_from(&source, &CopyOptions::default()).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// As [`BlobClient::copy_from_url`].

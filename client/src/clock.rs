@@ -2,7 +2,7 @@
 //! sleeps the patterns take between renewals, flushes and retries.
 //!
 //! Shared Key requests carry `x-ms-date`, which the service accepts only
-//! within 15 minutes of its own clock (spec/40-auth.md §2.1); lease renewals
+//! within 15 minutes of its own clock (docs/wire/auth.md#shared-key); lease renewals
 //! and log flushes wait for intervals. Both read this trait, so a test can
 //! run the client on a [`ManualClock`] kept in step with a server's manual
 //! clock and never sleep for a lease to expire.

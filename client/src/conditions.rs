@@ -1,4 +1,4 @@
-//! Typed conditions (spec/20-conditions.md): ETag and date conditions, and
+//! Typed conditions (docs/wire/conditions.md): ETag and date conditions, and
 //! the lease id a request presents, which the service checks alongside them.
 
 use std::fmt;
@@ -69,8 +69,7 @@ impl EtagCondition {
 
 /// Conditions a request must meet, plus the lease id it presents.
 ///
-/// The service accepts only some combinations on writes (20-conditions.md
-/// §4.1: one header, If-Match with If-Unmodified-Since, or If-None-Match
+/// The service accepts only some combinations on writes (docs/wire/conditions.md#writes: one header, If-Match with If-Unmodified-Since, or If-None-Match
 /// with If-Modified-Since); this type sends what it is given and lets the
 /// service judge.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -84,7 +83,7 @@ pub struct Conditions {
     /// `If-Unmodified-Since` (compared at whole seconds).
     pub if_unmodified_since: Option<SystemTime>,
     /// `x-ms-lease-id`: required for writes to a leased blob, optional for
-    /// reads (30-leases.md §5).
+    /// reads (docs/wire/leases.md#writes-to-a-leased-blob).
     pub lease_id: Option<LeaseId>,
 }
 
@@ -151,7 +150,7 @@ impl Conditions {
     }
 
     /// Adds only the date conditions and the lease id: container operations
-    /// evaluate nothing else (10-operations.md §0, COND2).
+    /// evaluate nothing else (docs/wire/errors.md#which-check-answers-first, COND2).
     pub(crate) fn apply_dates(&self, request: Request) -> Request {
         request
             .header_opt(
@@ -166,7 +165,7 @@ impl Conditions {
     }
 
     /// Adds the conditions as Copy Blob source conditions
-    /// (`x-ms-source-if-*`, 20-conditions.md §6); the lease id is ignored.
+    /// (`x-ms-source-if-*`, docs/wire/conditions.md#copy-source-conditions); the lease id is ignored.
     pub(crate) fn apply_source(&self, request: Request) -> Request {
         request
             .header_opt(

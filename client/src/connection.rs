@@ -1,5 +1,5 @@
 //! Connection strings: the development shortcut and the
-//! `AccountName=…;AccountKey=…;BlobEndpoint=…` form (spec/40-auth.md §1).
+//! `AccountName=…;AccountKey=…;BlobEndpoint=…` form (docs/wire/auth.md#accounts-and-keys).
 
 use std::str::FromStr;
 

@@ -1,4 +1,4 @@
-//! Container operations (spec/10-operations.md C1–C9).
+//! Container operations (docs/wire/containers.md#create-container).
 
 use std::sync::Arc;
 
@@ -34,6 +34,27 @@ impl WriteInfo {
 }
 
 /// A client for one container.
+///
+/// ```no_run
+/// use futures::TryStreamExt;
+/// use stowage_client::{BlobEntry, BlobServiceClient, ListBlobsOptions, UploadOptions};
+///
+/// # async fn demo() -> stowage_client::Result<()> {
+/// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+/// let container = service.container("photos");
+/// container.create_if_not_exists().await?;
+/// for name in ["2024/09/cat.jpg", "2024/10/dog.jpg", "readme.txt"] {
+///     container.blob(name).upload(&b"..."[..], &UploadOptions::default()).await?;
+/// }
+/// // One level of a hierarchy: blobs, and groups up to the next "/".
+/// let top: Vec<BlobEntry> = container
+///     .list_blobs(ListBlobsOptions::default().with_delimiter("/"))
+///     .try_collect()
+///     .await?;
+/// assert!(matches!(&top[0], BlobEntry::Prefix(p) if p == "2024/"));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ContainerClient {
     pipeline: Arc<Pipeline>,
@@ -150,7 +171,7 @@ impl ContainerClient {
     }
 
     /// Replaces the container's metadata. Only `If-Modified-Since` and the
-    /// lease id of `conditions` apply (10-operations.md C4).
+    /// lease id of `conditions` apply (docs/wire/containers.md#set-container-metadata).
     ///
     /// # Errors
     /// `404 ContainerNotFound`, `412 ConditionNotMet`.

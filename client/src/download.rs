@@ -1,5 +1,5 @@
 //! Downloads: the body as a stream of chunks, into memory, or into a file
-//! (spec/10-operations.md B2).
+//! (docs/wire/blobs.md#get-blob).
 
 use std::path::Path;
 
@@ -201,6 +201,25 @@ impl BlobClient {
     /// `404 BlobNotFound`; `304` / `412 ConditionNotMet`;
     /// `416 InvalidRange` for a range past the end (or any range of an empty
     /// blob); lease errors.
+    ///
+    /// ```no_run
+    /// use stowage_client::{BlobServiceClient, ByteRange, DownloadOptions};
+    ///
+    /// # async fn demo() -> stowage_client::Result<()> {
+    /// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    /// let blob = service.container("photos").blob("2024/09/cat.jpg");
+    /// # service.container("photos").create_if_not_exists().await?;
+    /// # blob.upload(vec![0u8; 4096], &stowage_client::UploadOptions::default()).await?;
+    /// // The first kilobyte only, and the whole blob's properties with it.
+    /// let download = blob
+    ///     .download(&DownloadOptions::default().with_range(ByteRange::new(0, 1024)))
+    ///     .await?;
+    /// let size = download.properties().content_length;
+    /// let head = download.bytes().await?;
+    /// assert!(head.len() as u64 <= size.min(1024));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn download(&self, options: &DownloadOptions) -> Result<Download> {
         let request = options
             .conditions

@@ -1,9 +1,9 @@
-//! The service's error codes (spec/00-overview.md §5.2), as an enum that
+//! The service's error codes (docs/wire/errors.md#error-codes), as an enum that
 //! callers can match on, with the raw string kept for codes it does not know.
 //!
 //! The list was written out by hand from the master error table, plus the
 //! codes the real service sends under load (`ServerBusy`,
-//! `OperationTimedOut`) and `SequenceNumberConditionNotMet` (20 §8).
+//! `OperationTimedOut`) and `SequenceNumberConditionNotMet` (docs/wire/conditions.md#sequence-number-conditions).
 
 use std::fmt;
 

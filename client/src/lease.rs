@@ -1,4 +1,4 @@
-//! Lease handles for blobs and containers (spec/30-leases.md).
+//! Lease handles for blobs and containers (docs/wire/leases.md).
 
 use std::fmt;
 use std::str::FromStr;
@@ -71,6 +71,30 @@ impl LeaseDuration {
 /// Acquire always proposes the handle's id (a random one unless given), so
 /// that an acquire retried after a lost answer finds its own lease and
 /// succeeds instead of failing with `LeaseAlreadyPresent`.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use stowage_client::{BlobServiceClient, Conditions, LeaseDuration, UploadOptions};
+///
+/// # async fn demo() -> stowage_client::Result<()> {
+/// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+/// let container = service.container("state");
+/// container.create_if_not_exists().await?;
+/// let blob = container.blob("checkpoint");
+/// blob.upload(&b"v1"[..], &UploadOptions::default()).await?;
+///
+/// let lease = blob.lease(None);
+/// let id = lease.acquire(LeaseDuration::Fixed(Duration::from_secs(30))).await?;
+/// // While the lease is held, writes must present its id...
+/// let under_lease = UploadOptions::default().with_conditions(Conditions::new().with_lease(id));
+/// blob.upload(&b"v2"[..], &under_lease).await?;
+/// // ...and one without it is refused with 412 LeaseIdMissing.
+/// assert!(blob.upload(&b"v3"[..], &UploadOptions::default()).await.is_err());
+/// lease.renew().await?;
+/// lease.release().await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct LeaseClient {
     pipeline: Arc<Pipeline>,

@@ -2,7 +2,7 @@
 //! blob patterns a table engine needs.
 //!
 //! The client speaks the REST API as the service documents it (see
-//! `spec/` beside the repository): Shared Key signing of its own, typed
+//! `docs/wire/` in the repository): Shared Key signing of its own, typed
 //! conditions and lease handles, uploads from bytes or any `AsyncRead`
 //! (large ones as parallel blocks), downloads as streams, and retries with
 //! backoff on timeouts, connection errors and 5xx answers only. It relies on

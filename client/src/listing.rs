@@ -1,4 +1,4 @@
-//! List Containers and List Blobs (spec/50-listing.md): options, pages, and
+//! List Containers and List Blobs (docs/wire/listing.md): options, pages, and
 //! streams that follow `NextMarker` until it is empty.
 
 use std::future::Future;
@@ -257,7 +257,7 @@ mod tests {
 
     #[test]
     fn a_hierarchical_page_interleaves_blobs_and_prefixes() {
-        // spec/50-listing.md §3.7, `delimiter=/&maxresults=2`.
+        // docs/wire/listing.md#a-worked-example, `delimiter=/&maxresults=2`.
         let doc = r#"<?xml version="1.0" encoding="utf-8"?>
 <EnumerationResults ServiceEndpoint="http://127.0.0.1:10000/devstoreaccount1/" ContainerName="data">
   <MaxResults>2</MaxResults>

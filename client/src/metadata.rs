@@ -1,4 +1,4 @@
-//! User metadata (`x-ms-meta-*`, spec/00-overview.md §8).
+//! User metadata (`x-ms-meta-*`, docs/wire/requests.md#metadata).
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
 //! What the service reports about containers and blobs, read from response
-//! headers (spec/10-operations.md) or listing XML (spec/50-listing.md).
+//! headers (docs/wire/blobs.md, docs/wire/containers.md) or listing XML (docs/wire/listing.md).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -11,7 +11,7 @@ use crate::pipeline::Request;
 use crate::xml::Element;
 use crate::{Error, Etag, Metadata, Result};
 
-/// The six content properties of a blob (00-overview.md §9.1).
+/// The six content properties of a blob (docs/wire/requests.md#content-properties).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContentProperties {
     /// `Content-Type` (the service defaults it to `application/octet-stream`).
@@ -108,7 +108,7 @@ impl BlobType {
     }
 }
 
-/// The lease state (30-leases.md §3).
+/// The lease state (docs/wire/leases.md#states).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeaseState {
     /// No lease.

@@ -13,6 +13,25 @@ use crate::{Clock, ConnectionString, ContainerClient, Result};
 ///
 /// Cheap to clone: clones share one connection pool, retry policy and
 /// clock.
+///
+/// ```no_run
+/// use futures::TryStreamExt;
+/// use stowage_client::{BlobServiceClient, ListContainersOptions};
+///
+/// # async fn demo() -> stowage_client::Result<()> {
+/// // The emulator's development account on 127.0.0.1:10000.
+/// let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+/// service.container("invoices").create_if_not_exists().await?;
+/// // Every container whose name starts with "inv", page after page.
+/// let names: Vec<String> = service
+///     .list_containers(ListContainersOptions::default().with_prefix("inv"))
+///     .map_ok(|c| c.name)
+///     .try_collect()
+///     .await?;
+/// assert!(names.contains(&"invoices".to_owned()));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct BlobServiceClient {
     pipeline: Arc<Pipeline>,

@@ -1,4 +1,4 @@
-//! Shared Key signing (spec/40-auth.md §2), written from the spec alone.
+//! Shared Key signing (docs/wire/auth.md#shared-key), written from the wire contract alone.
 //!
 //! Pure functions: the request's method, headers, raw path and query go in,
 //! the string to sign and the signature come out. The pipeline calls them
@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-/// The standard headers signed by value, in StringToSign order (§2.2,
+/// The standard headers signed by value, in StringToSign order (docs/wire/auth.md#the-string-to-sign,
 /// fields 2–12).
 const STANDARD_HEADERS: [&str; 11] = [
     "content-encoding",
@@ -70,7 +70,7 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// §2.3: every `x-ms-*` header, lowercased, value trimmed, sorted with the
+/// docs/wire/auth.md#the-string-to-sign: every `x-ms-*` header, lowercased, value trimmed, sorted with the
 /// service's character ranking, each as `name:value\n`.
 fn canonicalized_headers(headers: &[(String, String)]) -> String {
     let mut ms: Vec<(String, &str)> = headers
@@ -89,7 +89,7 @@ fn canonicalized_headers(headers: &[(String, String)]) -> String {
     out
 }
 
-/// The service's fixed character ranking for header names (§2.3 step 5):
+/// The service's fixed character ranking for header names (docs/wire/auth.md#the-string-to-sign step 5):
 /// `-` first, then ``!#$%&*.^_|~+"'(),/` ``, digits, `:;<=>?@`, `A`–`Z`,
 /// `[]`, `a`–`z`, `{}`. Characters outside the ranking sort after it, by
 /// code point.
@@ -106,7 +106,7 @@ fn compare_header_names(a: &str, b: &str) -> Ordering {
     a.chars().map(rank).cmp(b.chars().map(rank))
 }
 
-/// §2.4: `/account` + raw path, then `\nname:value` per query parameter
+/// docs/wire/auth.md#the-string-to-sign: `/account` + raw path, then `\nname:value` per query parameter
 /// (names lowercased, sorted; repeated names' values sorted and joined with
 /// `,`).
 fn canonicalized_resource(account: &str, path: &str, query: &[(String, String)]) -> String {
@@ -149,7 +149,7 @@ mod tests {
     const DATE: (&str, &str) = ("x-ms-date", "Tue, 03 Sep 2024 10:15:07 GMT");
     const VERSION: (&str, &str) = ("x-ms-version", "2021-10-04");
 
-    /// The three vectors of spec/40-auth.md §2.5.
+    /// The three vectors of docs/wire/auth.md#test-vectors.
     #[test]
     fn spec_vectors_give_the_published_strings_and_signatures() {
         struct Vector {

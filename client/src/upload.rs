@@ -1,5 +1,5 @@
 //! Uploads: one Put Blob for small bodies, parallel Put Block calls and one
-//! Put Block List for large ones (spec/10-operations.md B1, B12–B14).
+//! Put Block List for large ones (docs/wire/blobs.md#put-blob, B12–B14).
 //!
 //! A reader is consumed block by block: at most `concurrency` blocks are in
 //! memory and in flight at once, so a body of any size is uploaded with
@@ -22,7 +22,7 @@ use crate::service::transport;
 use crate::xml::{self, escape_text};
 use crate::{BlobClient, Conditions, ContentProperties, Error, LeaseId, Metadata, Result};
 
-/// The most blocks a committed block blob can have (00-overview.md §10).
+/// The most blocks a committed block blob can have (docs/wire/requests.md#limits).
 const MAX_BLOCKS: usize = 50_000;
 
 /// How a blob is written.

@@ -2,7 +2,7 @@
 //!
 //! Answers are read into a small element tree and then picked apart by
 //! name, so unknown elements and element order never matter (clients
-//! locate elements by name, spec/50-listing.md). Text is kept exactly,
+//! locate elements by name, docs/wire/listing.md). Text is kept exactly,
 //! whitespace included: blob names may begin or end with spaces.
 
 use quick_xml::Reader;

@@ -1,4 +1,4 @@
-//! The five lease actions and their transitions (spec/30-leases.md §4).
+//! The five lease actions and their transitions (docs/wire/leases.md#actions).
 
 use std::time::{Duration, SystemTime};
 
@@ -6,36 +6,36 @@ use crate::{
     BreakPeriod, Error, LeaseDuration, LeaseId, LeaseRecord, LeaseState, Resource, Result,
 };
 
-/// One lease request, already validated (spec §2): ids are GUIDs, the
+/// One lease request, already validated (spec docs/wire/leases.md#request-headers): ids are GUIDs, the
 /// duration and the break period are in range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LeaseAction {
     /// Take the lease, or re-take it with a new duration when `proposed_id`
-    /// is the current holder's (§4.1).
+    /// is the current holder's (docs/wire/leases.md#actions).
     Acquire {
         /// `x-ms-lease-duration`.
         duration: LeaseDuration,
         /// `x-ms-proposed-lease-id`: the id to use instead of a generated one.
         proposed_id: Option<LeaseId>,
     },
-    /// Restart the lease's clock (§4.2).
+    /// Restart the lease's clock (docs/wire/leases.md#actions).
     Renew {
         /// `x-ms-lease-id`.
         id: LeaseId,
     },
-    /// Give the held lease another id (§4.3).
+    /// Give the held lease another id (docs/wire/leases.md#actions).
     Change {
         /// `x-ms-lease-id`: the current id.
         id: LeaseId,
         /// `x-ms-proposed-lease-id`: the new id.
         proposed_id: LeaseId,
     },
-    /// Give the lease up (§4.4).
+    /// Give the lease up (docs/wire/leases.md#actions).
     Release {
         /// `x-ms-lease-id`.
         id: LeaseId,
     },
-    /// End the lease now or after a period, without knowing its id (§4.5).
+    /// End the lease now or after a period, without knowing its id (docs/wire/leases.md#actions).
     Break {
         /// `x-ms-lease-break-period`.
         period: Option<BreakPeriod>,
@@ -68,17 +68,17 @@ impl ActionOutcome {
     }
 }
 
-/// Apply one lease action (spec §4). `generated_id` is used when acquire has
+/// Apply one lease action (spec docs/wire/leases.md#actions). `generated_id` is used when acquire has
 /// no proposed id (callers pass [`LeaseId::random()`]; tests pass a fixed
 /// id), keeping this pure.
 ///
 /// Returns the record to store and what to answer. The caller stores the
 /// record in the same transaction in which it read `record`, with `now` read
-/// once for the whole request (§7).
+/// once for the whole request (docs/wire/leases.md#time-and-concurrency).
 ///
 /// # Errors
 ///
-/// The 409 refusals of §4.1–§4.5; the stored record must then be left as it is.
+/// The 409 refusals of docs/wire/leases.md#actions; the stored record must then be left as it is.
 pub fn apply(
     record: &LeaseRecord,
     action: &LeaseAction,
@@ -99,7 +99,7 @@ pub fn apply(
     }
 }
 
-/// §4.1.
+/// docs/wire/leases.md#actions.
 fn acquire(
     record: &LeaseRecord,
     state: LeaseState,
@@ -125,7 +125,7 @@ fn acquire(
     ))
 }
 
-/// §4.2.
+/// docs/wire/leases.md#actions.
 fn renew(
     record: &LeaseRecord,
     state: LeaseState,
@@ -152,7 +152,7 @@ fn renew(
     }
 }
 
-/// §4.3.
+/// docs/wire/leases.md#actions.
 fn change(
     record: &LeaseRecord,
     state: LeaseState,
@@ -184,7 +184,7 @@ fn change(
     }
 }
 
-/// §4.4.
+/// docs/wire/leases.md#actions.
 fn release(
     record: &LeaseRecord,
     state: LeaseState,
@@ -197,7 +197,7 @@ fn release(
     Ok((LeaseRecord::default(), ActionOutcome::default()))
 }
 
-/// §4.5.
+/// docs/wire/leases.md#actions.
 fn break_lease(
     record: &LeaseRecord,
     state: LeaseState,

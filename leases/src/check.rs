@@ -1,5 +1,5 @@
 //! Enforcement of a presented lease id on a guarded operation
-//! (spec/30-leases.md §5 for blobs, §6 for containers).
+//! (docs/wire/leases.md#writes-to-a-leased-blob for blobs, docs/wire/leases.md#leased-containers for containers).
 
 use std::time::SystemTime;
 
@@ -8,12 +8,12 @@ use crate::{Error, LeaseId, LeaseRecord, LeaseState, Resource, Result};
 /// Which rule an operation follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
-    /// The write rule (LEASE-W, §5.1): a leased resource needs its id.
-    /// Blob writes and deletes, and Delete Container (§6).
+    /// The write rule (LEASE-W, docs/wire/leases.md#writes-to-a-leased-blob): a leased resource needs its id.
+    /// Blob writes and deletes, and Delete Container (docs/wire/leases.md#leased-containers).
     Write,
-    /// The read rule (LEASE-R, §5.2): no id is always fine, a sent id is
+    /// The read rule (LEASE-R, docs/wire/leases.md#reads-of-a-leased-blob): no id is always fine, a sent id is
     /// checked. Blob reads, and the other container operations that accept
-    /// `x-ms-lease-id` (§6).
+    /// `x-ms-lease-id` (docs/wire/leases.md#leased-containers).
     Read,
 }
 
@@ -24,12 +24,12 @@ pub enum CheckOutcome {
     Keep,
     /// A write without an id on an expired or broken lease: the lease is
     /// forgotten, and the caller must store `LeaseRecord::default()` together
-    /// with the write (§5.3), so that the old id can no longer renew or
+    /// with the write (docs/wire/leases.md#writes-to-a-leased-blob), so that the old id can no longer renew or
     /// release.
     Clear,
 }
 
-/// Enforcement of a presented lease id on a guarded operation (spec §5, §6).
+/// Enforcement of a presented lease id on a guarded operation (spec docs/wire/leases.md#writes-to-a-leased-blob, docs/wire/leases.md#leased-containers).
 ///
 /// `presented` is the request's `x-ms-lease-id`, if any. The caller runs
 /// this inside the transaction that performs the operation, with the same
@@ -37,7 +37,7 @@ pub enum CheckOutcome {
 ///
 /// # Errors
 ///
-/// The 412 refusals of §5.1, §5.2 and §6: [`Error::LeaseIdMissing`],
+/// The 412 refusals of docs/wire/leases.md#writes-to-a-leased-blob, docs/wire/leases.md#reads-of-a-leased-blob and docs/wire/leases.md#leased-containers: [`Error::LeaseIdMissing`],
 /// [`Error::LeaseLost`], and the blob or container variants of "no lease"
 /// and "id mismatch", picked by `resource`.
 pub fn check(
@@ -64,7 +64,7 @@ pub fn check(
             Ok(CheckOutcome::Keep)
         }
         LeaseState::Leased | LeaseState::Breaking => Err(mismatch(resource)),
-        // §5.1 says LeaseLost for every id once the lease expired or broke
+        // docs/wire/leases.md#writes-to-a-leased-blob says LeaseLost for every id once the lease expired or broke
         // (partly unverified). Emulators answer LeaseNotPresentWithBlobOperation
         // for the expired case; the service answers LeaseLost, and so do we.
         LeaseState::Expired | LeaseState::Broken => Err(Error::LeaseLost(resource)),

@@ -3,7 +3,7 @@
 //! Every decision that depends on time (Last-Modified, lease expiry, SAS
 //! expiry) takes `now` as an argument; whoever calls it reads `now` once from
 //! a [`Clock`] and passes the same instant everywhere in one request
-//! (spec/30-leases.md §7). Tests use [`ManualClock`] and never sleep.
+//! (docs/wire/leases.md#time-and-concurrency). Tests use [`ManualClock`] and never sleep.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};

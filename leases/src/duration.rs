@@ -4,7 +4,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::{Error, LeaseDurationKind, Result};
 
-/// How long an acquired lease lasts (`x-ms-lease-duration`, spec/30-leases.md §2).
+/// How long an acquired lease lasts (`x-ms-lease-duration`, docs/wire/leases.md#request-headers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LeaseDuration {
     /// Never expires; ends only by release or break (`-1` on the wire).

@@ -1,13 +1,13 @@
 //! The refusals of the lease state machine, one variant per refusal in
-//! spec/30-leases.md, each named after the service's error code.
+//! docs/wire/leases.md, each named after the service's error code.
 //!
-//! Messages are the service's own texts (spec/00-overview.md §5.2). HTTP
+//! Messages are the service's own texts (docs/wire/errors.md#error-codes). HTTP
 //! status codes are not known here: the server maps each variant to its
 //! status in one exhaustive `match`.
 
 /// The kind of thing a lease is on.
 ///
-/// Blob and container leases share one state machine (spec/30-leases.md);
+/// Blob and container leases share one state machine (docs/wire/leases.md);
 /// the resource only picks the error variant or the wording of a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Resource {
@@ -92,7 +92,7 @@ impl Error {
     ///
     /// The three `Invalid*` variants are all the service's
     /// `InvalidHeaderValue`: they are refused while parsing the request,
-    /// before any state is read (spec/30-leases.md §2); the server adds the
+    /// before any state is read (docs/wire/leases.md#request-headers); the server adds the
     /// name of the header it was parsing.
     pub fn code(&self) -> &'static str {
         match self {

@@ -31,7 +31,7 @@ pub(crate) fn millis(ms: u64) -> Duration {
     Duration::from_millis(ms)
 }
 
-/// A starting state of the tables. The five states of spec §4, with
+/// A starting state of the tables. The five states of docs/wire/leases.md#states, with
 /// leased split into fixed and infinite (break answers differently) and
 /// broken reached both ways (flag and elapsed period).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::{Error, Result};
 
-/// A lease id (spec/30-leases.md §2).
+/// A lease id (docs/wire/leases.md#request-headers).
 ///
 /// Two ids are equal when they denote the same 128-bit value, so `ABC…`,
 /// `abc…`, `{abc…}` and the 32-digit form of the same GUID are one id.

@@ -1,5 +1,5 @@
 //! The lease state machine of Stowage: blob and container leases as pure data
-//! (spec/30-leases.md).
+//! (docs/wire/leases.md).
 //!
 //! A lease is stored as a [`LeaseRecord`] (id, duration, expiry, break time);
 //! its [`LeaseState`] is computed from that record and `now`, so nothing

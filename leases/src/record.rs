@@ -1,14 +1,14 @@
-//! The stored lease record and the state computed from it (spec/30-leases.md §3).
+//! The stored lease record and the state computed from it (docs/wire/leases.md#states).
 //!
 //! Only the record is stored. The state is a function of the record and
 //! `now`, so a lease expires or finishes breaking without any timer: the
-//! next request simply computes a different state (§4.6).
+//! next request simply computes a different state (docs/wire/leases.md#actions).
 
 use std::time::SystemTime;
 
 use crate::{LeaseDuration, LeaseId};
 
-/// The stored lease record (spec §3.1). The state is computed from it and
+/// The stored lease record (spec docs/wire/leases.md#states). The state is computed from it and
 /// `now`; never stored.
 ///
 /// `LeaseRecord::default()` is the record of a resource with no lease.
@@ -29,7 +29,7 @@ pub struct LeaseRecord {
 }
 
 impl LeaseRecord {
-    /// The lease's state at `now` (spec §3.1, second table).
+    /// The lease's state at `now` (spec docs/wire/leases.md#states, second table).
     pub fn state(&self, now: SystemTime) -> LeaseState {
         if self.id.is_none() {
             return LeaseState::Available;
@@ -51,7 +51,7 @@ impl LeaseRecord {
     }
 
     /// The lease properties that Get Blob, Get Blob Properties, Get
-    /// Container Properties and the listings report at `now` (spec §3).
+    /// Container Properties and the listings report at `now` (spec docs/wire/leases.md#states).
     pub fn properties(&self, now: SystemTime) -> LeaseProperties {
         let state = self.state(now);
         LeaseProperties {
@@ -180,7 +180,7 @@ pub struct LeaseProperties {
     /// `x-ms-lease-status`.
     pub status: LeaseStatus,
     /// `x-ms-lease-duration`: only while leased, absent otherwise (also while
-    /// breaking, spec §3, unverified).
+    /// breaking, spec docs/wire/leases.md#states, unverified).
     pub duration: Option<LeaseDurationKind>,
 }
 

@@ -1,5 +1,5 @@
 //! Accounts and keys: the development account, or the `AZURITE_ACCOUNTS`
-//! list (spec/40-auth.md §1).
+//! list (docs/wire/auth.md#accounts-and-keys).
 
 use base64::Engine as _;
 

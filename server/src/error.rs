@@ -1,5 +1,5 @@
 //! The one place where failures become HTTP answers: status, `x-ms-error-code`
-//! and the XML error body (spec/00-overview.md §5).
+//! and the XML error body (docs/wire/errors.md#the-error-answer).
 
 use actix_web::http::StatusCode;
 use stowage_blobstore::{

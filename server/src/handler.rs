@@ -20,7 +20,7 @@ use crate::{version, xml};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// The longest `x-ms-client-request-id` (spec/00-overview.md §3, §10).
+/// The longest `x-ms-client-request-id` (docs/wire/requests.md#common-headers, docs/wire/requests.md#limits).
 const MAX_CLIENT_REQUEST_ID: usize = 1024;
 
 /// How long an idle keep-alive connection stays open.
@@ -36,7 +36,7 @@ const BLOCKING_THREADS: usize = 8;
 /// when `tls` is given (`--cert` / `--key`).
 ///
 /// Each accepted connection is wrapped in the metadata-name case layer
-/// ([`crate::header_case`]) before actix-http sees it; otherwise this is
+/// (`header_case`) before actix-http sees it; otherwise this is
 /// what `actix_web::HttpServer` does.
 ///
 /// # Errors
@@ -190,7 +190,7 @@ async fn process(
         .get("x-ms-version")
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     // A SAS request without x-ms-version is processed with its api-version,
-    // else its signed version (spec/00-overview.md §2).
+    // else its signed version (docs/wire/requests.md#service-version).
     let sas_version = || {
         let q = Query::parse(req.query_string()).ok()?;
         q.get("api-version").or(q.get("sv")).map(str::to_owned)
@@ -256,7 +256,7 @@ async fn process(
             has_blob_type: req.headers().contains_key("x-ms-blob-type"),
             has_copy_source: req.headers().contains_key("x-ms-copy-source"),
         })?;
-        // Versioning is off: no version of anything exists (00 §1.1).
+        // Versioning is off: no version of anything exists (docs/wire/requests.md#which-operation-a-request-is).
         if target.level() == crate::target::Level::Blob && query.get("versionid").is_some() {
             return Err(stowage_blobstore::Error::BlobNotFound.into());
         }

@@ -67,7 +67,7 @@ impl<'a> Headers<'a> {
             .ok_or(ApiError::MissingContentLength)
     }
 
-    /// The four standard conditional headers (spec/20-conditions.md §1). An
+    /// The four standard conditional headers (docs/wire/conditions.md#parsing-the-headers). An
     /// unparseable date is ignored as the service does; a date header given
     /// twice is `MultipleConditionHeadersNotSupported`.
     pub(crate) fn conditions(&self) -> Result<Conditions, ApiError> {
@@ -110,7 +110,7 @@ impl<'a> Headers<'a> {
         if values.is_empty() {
             return Ok(None);
         }
-        // A repeated header is one comma-joined list (§1).
+        // A repeated header is one comma-joined list (docs/wire/conditions.md#parsing-the-headers).
         Ok(EtagMatch::parse(&values.join(",")))
     }
 
@@ -136,7 +136,7 @@ impl<'a> Headers<'a> {
         self.parse("x-ms-lease-id", |v| LeaseId::parse(v.trim()).ok())
     }
 
-    /// The `x-ms-meta-*` headers as validated metadata (spec/00-overview.md §8).
+    /// The `x-ms-meta-*` headers as validated metadata (docs/wire/requests.md#metadata).
     /// `exact` holds the names as the client wrote them (the header map only
     /// has them lowercased); a name missing there is kept lowercase.
     pub(crate) fn metadata(&self, exact: &[String]) -> Result<Metadata, ApiError> {
@@ -199,7 +199,7 @@ impl<'a> Headers<'a> {
     }
 
     /// The content properties of Put Blob: each `x-ms-blob-*` header, else its
-    /// standard twin (spec/00-overview.md §9.1). A blob created without a
+    /// standard twin (docs/wire/requests.md#content-properties). A blob created without a
     /// content type gets `application/octet-stream`, as the service stores.
     pub(crate) fn put_blob_content(&self) -> Result<ContentProperties, ApiError> {
         let either = |blob: &str, standard: &str| -> Result<Option<String>, ApiError> {

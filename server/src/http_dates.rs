@@ -1,4 +1,4 @@
-//! HTTP dates (spec/00-overview.md §4.2); ISO 8601 times come from
+//! HTTP dates (docs/wire/requests.md#dates-and-times); ISO 8601 times come from
 //! `stowage_blobstore::iso8601_7`.
 
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,6 +1,6 @@
 //! The HTTP layer of Stowage: the Azure Blob Storage REST API over actix-web.
 //!
-//! One catch-all route turns each request into an [`ops`] operation, checks
+//! One catch-all route turns each request into an `ops` operation, checks
 //! who is asking ([`auth`]), calls one `stowage_blobstore::Store` method and
 //! renders the answer. Everything HTTP — headers, query strings, XML, status
 //! codes, signatures — lives in this crate; nothing here knows SQL or file

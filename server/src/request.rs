@@ -43,7 +43,7 @@ impl RequestContext {
         &self.target.account
     }
 
-    /// The addressed container, validated (spec/00-overview.md §6.2).
+    /// The addressed container, validated (docs/wire/requests.md#names).
     pub(crate) fn container(&self) -> Result<ContainerName, ApiError> {
         let name = self
             .target
@@ -53,7 +53,7 @@ impl RequestContext {
         ContainerName::parse(name).map_err(|e| stowage_blobstore::Error::Name(e).into())
     }
 
-    /// The addressed blob, validated (spec/00-overview.md §6.3).
+    /// The addressed blob, validated (docs/wire/requests.md#names).
     pub(crate) fn blob(&self) -> Result<BlobName, ApiError> {
         let name = self.target.blob.as_deref().ok_or(ApiError::InvalidUri)?;
         BlobName::parse(name).map_err(|e| stowage_blobstore::Error::Name(e).into())
@@ -64,7 +64,7 @@ impl RequestContext {
         self.query.get("snapshot").map(str::to_owned)
     }
 
-    /// Refuses a write addressed to a snapshot (spec/10-operations.md §0).
+    /// Refuses a write addressed to a snapshot (docs/wire/errors.md#which-check-answers-first).
     pub(crate) fn forbid_snapshot(&self) -> Result<(), ApiError> {
         match self.query.get("snapshot") {
             Some(_) => Err(stowage_blobstore::Error::SnapshotOperation.into()),

@@ -113,7 +113,7 @@ pub(crate) fn md5_base64(md5: &[u8]) -> String {
 }
 
 /// The properties headers of Get Blob and Get Blob Properties
-/// (spec/10-operations.md §B2, §B3), without length and range headers.
+/// (docs/wire/blobs.md#get-blob, docs/wire/blobs.md#get-blob-properties), without length and range headers.
 pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
     version(b, &p.version);
     let c = &p.content;
@@ -179,7 +179,7 @@ pub(crate) fn drop_default_content_type(
 }
 
 /// A service SAS's response-header overrides (`rscc`, `rscd`, `rsce`, `rscl`,
-/// `rsct`) replace the stored values in the answer (spec/40-auth.md §4.7).
+/// `rsct`) replace the stored values in the answer (docs/wire/auth.md#response-header-overrides).
 pub(crate) fn sas_overrides(b: &mut HttpResponseBuilder, sas: Option<&crate::auth::sas::SasGrant>) {
     let Some(o) = sas.map(|g| &g.overrides) else {
         return;

@@ -1,5 +1,5 @@
 //! What a request addresses: account, container and blob from the raw path
-//! (spec/00-overview.md §1), and the decoded query parameters.
+//! (docs/wire/requests.md#addressing), and the decoded query parameters.
 
 use percent_encoding::percent_decode_str;
 
@@ -122,7 +122,7 @@ fn decode(s: &str) -> Result<String, ApiError> {
 /// Decoded query parameters; names lowercased, values percent-decoded with
 /// `+` read as a space.
 ///
-/// Deliberate difference from spec/00-overview.md §1, which keeps `+` a
+/// Deliberate difference from docs/wire/requests.md#addressing, which keeps `+` a
 /// plus: clients that form-encode queries (object_store's Azure backend
 /// sends `prefix=my+dir%2F`) rely on the service reading `+` as a space, as
 /// it does (reported by object_store's maintainers in Azurite issue #1696).

@@ -1,5 +1,5 @@
 //! The byte stream under HTTP: a plain TCP connection, or TLS over one when
-//! the server was started with `--cert` and `--key` (spec/40-auth.md §7).
+//! the server was started with `--cert` and `--key` (docs/wire/auth.md#https).
 
 use std::io;
 use std::net::SocketAddr;

@@ -1,4 +1,4 @@
-//! `x-ms-version` (spec/00-overview.md §2): every well-formed `YYYY-MM-DD`
+//! `x-ms-version` (docs/wire/requests.md#service-version): every well-formed `YYYY-MM-DD`
 //! from 2009-09-19 on is accepted, including dates newer than any version we
 //! know — SDK releases move ahead of any fixed list.
 

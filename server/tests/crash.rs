@@ -1,6 +1,6 @@
 //! Crash safety with the real binary: kill -9 in the middle of an upload,
 //! restart on the same directory, and find every acknowledged write intact
-//! and no unreferenced bytes left behind (DESIGN.md, "Write order"). And
+//! and no unreferenced bytes left behind (docs/architecture.md#write-order). And
 //! the graceful stop on SIGTERM.
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,5 +1,5 @@
 """Append blobs: Put Blob (AppendBlob) and Append Block with its conditions
-(spec 10 §B1, §B15; 20 §7)."""
+(docs/wire/blobs.md#put-blob, docs/wire/blobs.md#append-block; docs/wire/conditions.md#append-conditions)."""
 
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError

@@ -1,5 +1,5 @@
 """Who gets in: Shared Key, service and account SAS, stored access policies,
-public access (spec 40-auth.md).
+public access (docs/wire/auth.md).
 
 Every SAS refusal test first shows that a valid token for the same request is
 accepted, so that a server which refuses all SAS requests does not pass it.

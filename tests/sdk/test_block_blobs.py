@@ -1,5 +1,5 @@
 """Block blobs: Put Blob, Get Blob (whole and ranged), properties, metadata,
-delete (spec 10 §B1-B7), and staged blocks (§B12-B14)."""
+delete (docs/wire/blobs.md), and staged blocks (docs/wire/blobs.md)."""
 
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -202,7 +202,7 @@ def test_blob_metadata(container):
 
 def test_blob_metadata_names_keep_their_case(container):
     """Metadata names are case-insensitive for uniqueness but returned in the
-    case they were written in (00 §8), on Get Blob Properties, Get Blob and
+    case they were written in (docs/wire/requests.md#metadata), on Get Blob Properties, Get Blob and
     List Blobs."""
     metadata = {"CamelCase": "Value", "UPPER": "u", "lower": "l", "_Under_score1": "x"}
     blob = container.get_blob_client("case")

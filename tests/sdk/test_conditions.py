@@ -1,11 +1,11 @@
 """Optimistic concurrency through the SDK's etag / match_condition and
-if_modified_since / if_unmodified_since arguments (spec 20-conditions.md).
+if_modified_since / if_unmodified_since arguments (docs/wire/conditions.md).
 
 SDK mapping: etag=E with MatchConditions.IfNotModified sends If-Match: E,
 with IfModified sends If-None-Match: E; IfPresent sends If-Match: *,
 IfMissing sends If-None-Match: *. A 412 with code ConditionNotMet becomes
 ResourceModifiedError. A 304 carries x-ms-error-code: ConditionNotMet as well
-(00 §5.1), so the SDK raises ResourceModifiedError for it too, with
+(docs/wire/errors.md#the-error-answer), so the SDK raises ResourceModifiedError for it too, with
 status_code 304 (it raises ResourceNotModifiedError only for a 304 without a
 code); the tests check status and code.
 

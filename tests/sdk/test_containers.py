@@ -1,4 +1,4 @@
-"""Containers and service-level operations (spec 10 §S1-S4, §C1-C7; 50 §2)."""
+"""Containers and service-level operations (docs/wire/listing.md#list-containers, docs/wire/containers.md; docs/wire/listing.md#list-containers)."""
 
 import uuid
 
@@ -84,7 +84,7 @@ def test_set_container_metadata_replaces_the_whole_set(container):
 
 
 def test_container_metadata_names_keep_their_case(new_container, service):
-    """Metadata names are returned in the case they were written in (00 §8), by
+    """Metadata names are returned in the case they were written in (docs/wire/requests.md#metadata), by
     Get Container Properties and by List Containers with include=metadata."""
     metadata = {"CamelCase": "Value", "lower": "x"}
     client = new_container("case", metadata=metadata)
@@ -192,7 +192,7 @@ def test_shortest_and_longest_valid_container_names(service):
 
 def test_get_account_information(service):
     """Get Account Information: 200 with x-ms-sku-name Standard_RAGRS and
-    x-ms-account-kind StorageV2 (10 §S4)."""
+    x-ms-account-kind StorageV2 (docs/wire/service.md#get-account-information)."""
     info = service.get_account_information()
     assert info["sku_name"] == "Standard_RAGRS"
     assert info["account_kind"] == "StorageV2"

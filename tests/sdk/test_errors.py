@@ -1,5 +1,5 @@
 """Error answers: status, x-ms-error-code and the SDK exception for each
-(spec 00-overview.md §5, §6, §8, §9; 10-operations.md §0)."""
+(docs/wire/errors.md#the-error-answer, docs/wire/requests.md#names, docs/wire/requests.md#metadata, docs/wire/requests.md#content-properties; docs/wire/errors.md#which-check-answers-first)."""
 
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError

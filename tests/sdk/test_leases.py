@@ -1,4 +1,4 @@
-"""Blob and container leases through BlobLeaseClient (spec 30-leases.md).
+"""Blob and container leases through BlobLeaseClient (docs/wire/leases.md).
 
 Lease expiry and the end of a break period need a clock; they are left to the
 Rust tests, which drive an injected clock. Here every transition is immediate:

@@ -1,12 +1,12 @@
 """List Blobs: flat and hierarchical listings, prefix, paging, include
-(spec 50-listing.md §1 and §3; the worked example of §3.7)."""
+(docs/wire/listing.md#paging and docs/wire/listing.md#list-blobs; the worked example of docs/wire/listing.md#a-worked-example)."""
 
 from azure.core.exceptions import ResourceNotFoundError
 from azure.storage.blob import BlobPrefix, BlobType, ContentSettings
 
 from helpers import raises, unique_name
 
-# The container of 50 §3.7, in byte order.
+# The container of docs/wire/listing.md#a-worked-example, in byte order.
 EXAMPLE = [
     "README.md",
     "logs/2024/09/01/a.log",
@@ -48,7 +48,7 @@ def test_flat_listing_is_in_byte_order(container):
 
 
 def test_flat_listing_of_worked_example(container):
-    """The flat listing of 50 §3.7's container, whatever the upload order."""
+    """The flat listing of the container of docs/wire/listing.md#a-worked-example, whatever the upload order."""
     fill(container, reversed(EXAMPLE))
     assert [b.name for b in container.list_blobs()] == EXAMPLE
 

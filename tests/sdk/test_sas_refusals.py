@@ -1,4 +1,4 @@
-"""The SAS checks of spec/40-auth.md §4.6 that need a particular token field,
+"""The SAS checks of docs/wire/auth.md#sas-validity-checks that need a particular token field,
 each refused with the service's code, through the SDK's own SAS generators.
 
 As in test_auth_sas.py, each refusal sits beside an accepted twin that

@@ -1,4 +1,4 @@
-"""Snapshots and same-account Copy Blob (spec 10 §B7-B10; 50 §3.4)."""
+"""Snapshots and same-account Copy Blob (docs/wire/blobs.md; docs/wire/listing.md#snapshots-in-a-listing)."""
 
 import re
 from datetime import timedelta

@@ -1,4 +1,4 @@
-//! Shared Key signing for the test client (spec/40-auth.md §2.2–2.4),
+//! Shared Key signing for the test client (docs/wire/auth.md#the-string-to-sign),
 //! written independently of the server's verifier.
 
 use base64::Engine as _;
@@ -168,7 +168,7 @@ fn encode(value: &str) -> String {
 mod tests {
     use super::*;
 
-    /// spec/40-auth.md §2.5, vector 1.
+    /// docs/wire/auth.md#test-vectors, vector 1.
     #[test]
     fn create_container_vector() {
         let headers = vec![

@@ -220,7 +220,7 @@ async fn names_with_spaces_and_unicode_round_trip() {
 /// object_store writes query strings form-encoded: the prefix `my dir/` goes
 /// out as `prefix=my+dir%2F`, and the client signs it as `prefix:my dir/`.
 /// The service reads `+` in a query value as a space (Azurite issue 1696);
-/// Stowage accepts the signature (spec/40-auth.md §2.6 (d)) but then lists
+/// Stowage accepts the signature (docs/wire/auth.md#forms-stowage-also-accepts (d)) but then lists
 /// the prefix `my+dir/`, so the listing comes back empty.
 #[tokio::test]
 async fn list_under_a_prefix_with_a_space() {
@@ -380,7 +380,7 @@ async fn list_without_delimiter_returns_every_object_under_the_prefix() {
             // header is quoted. object_store passes both through as they come.
             let listed = d.e_tag.clone().expect("listed ETag");
             assert_eq!(Some(format!("\"{listed}\"")), head.e_tag);
-            // A bare ETag is a valid If-Match value (spec/20-conditions.md).
+            // A bare ETag is a valid If-Match value (docs/wire/conditions.md).
             let update = PutMode::Update(UpdateVersion {
                 e_tag: Some(listed),
                 version: None,

@@ -54,7 +54,7 @@ impl Db {
             None => Connection::open_in_memory()?,
         };
         // WAL lets readers proceed while a writer commits; FULL makes every
-        // commit durable before it returns (DESIGN.md, write order step 2).
+        // commit durable before it returns (docs/architecture.md#write-order, step 2).
         writer.pragma_update(None, "journal_mode", "WAL")?;
         writer.pragma_update(None, "synchronous", "FULL")?;
         writer.pragma_update(None, "foreign_keys", "ON")?;

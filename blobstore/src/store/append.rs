@@ -1,4 +1,4 @@
-//! Append Block (spec/10-operations.md §B15). Each append is one extent,
+//! Append Block (docs/wire/blobs.md#append-block). Each append is one extent,
 //! added in one transaction that also checks the append conditions, so
 //! concurrent appenders are serialized and never lose or interleave a block.
 

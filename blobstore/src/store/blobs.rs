@@ -1,4 +1,4 @@
-//! Blob operations (spec/10-operations.md §B1–B7).
+//! Blob operations (docs/wire/blobs.md).
 
 use std::ops::Range;
 
@@ -160,7 +160,7 @@ fn current(row: &BlobRow) -> Current<'_> {
 }
 
 /// A committed blob version, or `BlobNotFound` (an uncommitted-only block
-/// blob does not exist for reads and most writes, spec/00-overview.md §7).
+/// blob does not exist for reads and most writes, docs/wire/blobs.md#blob-types).
 pub(super) fn require_committed(
     conn: &rusqlite::Connection,
     container_id: i64,
@@ -199,7 +199,7 @@ impl Store {
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
         // Fail before reading the body when the answer is already known
-        // (spec/10-operations.md §0: checks 3–7 come before body checks).
+        // (docs/wire/errors.md#which-check-answers-first: checks 3–7 come before body checks).
         // A small body is read first: the commit makes the same checks in
         // the same order, and one database call fewer is a third of a small
         // write's cost.

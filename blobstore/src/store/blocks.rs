@@ -1,5 +1,4 @@
-//! Put Block, Put Block List and Get Block List (spec/10-operations.md
-//! §B12–B14). Blocks are extents; committing a list only rearranges
+//! Put Block, Put Block List and Get Block List (docs/wire/blobs.md). Blocks are extents; committing a list only rearranges
 //! references, so committing a blob of any size copies no bytes.
 
 use base64::Engine as _;
@@ -226,7 +225,7 @@ impl Store {
                         r.id
                     }
                     // The first block brings an uncommitted blob into being,
-                    // invisible to reads (spec/00-overview.md §7).
+                    // invisible to reads (docs/wire/blobs.md#blob-types).
                     None => meta::insert_blob(
                         tx,
                         cid,
@@ -425,7 +424,7 @@ fn check_block_id_length(conn: &rusqlite::Connection, blob_id: i64, id: &BlockId
     }
 }
 
-/// The extents of a new committed list (spec/10-operations.md §B13): each
+/// The extents of a new committed list (docs/wire/blobs.md#put-block-list): each
 /// entry names a block of the committed or the uncommitted list, found with
 /// `committed(id)` or `uncommitted(id)`; an id that is missing, or listed
 /// twice, makes the list invalid.

@@ -1,4 +1,4 @@
-//! Container operations (spec/10-operations.md §C1–C7).
+//! Container operations (docs/wire/containers.md).
 
 use stowage_leases::{Access, LeaseId, Resource};
 
@@ -129,7 +129,7 @@ impl Store {
     }
 
     /// Get Container Properties (also Get Container Metadata): checks a
-    /// presented lease id with the read rule of spec/30-leases.md §6.
+    /// presented lease id with the read rule of docs/wire/leases.md#leased-containers.
     ///
     /// # Errors
     /// `ContainerNotFound`; lease refusals; database failures.

@@ -1,4 +1,4 @@
-//! Copy Blob within this server (spec/10-operations.md §B9, §B10). Every
+//! Copy Blob within this server (docs/wire/blobs.md#copy-blob, docs/wire/blobs.md#abort-copy-blob). Every
 //! copy completes before its response: the destination shares the source's
 //! extents, so no bytes are copied and no copy is ever pending.
 

@@ -1,4 +1,4 @@
-//! Lease Blob and Lease Container (spec/30-leases.md §4).
+//! Lease Blob and Lease Container (docs/wire/leases.md#actions).
 
 use stowage_leases::{ActionOutcome, LeaseAction, LeaseId, Resource};
 

@@ -210,7 +210,7 @@ impl Store {
             .await
     }
 
-    /// Lists containers (spec/50-listing.md §2).
+    /// Lists containers (docs/wire/listing.md#list-containers).
     ///
     /// # Errors
     /// Database failures.
@@ -225,7 +225,7 @@ impl Store {
             .await
     }
 
-    /// Lists blobs (spec/50-listing.md §3).
+    /// Lists blobs (docs/wire/listing.md#list-blobs).
     ///
     /// # Errors
     /// `ContainerNotFound`; database failures.

@@ -1,4 +1,4 @@
-//! Snapshot Blob (spec/10-operations.md §B8): a read-only version that
+//! Snapshot Blob (docs/wire/blobs.md#snapshot-blob): a read-only version that
 //! shares its base's extents.
 
 use std::time::Duration;
@@ -64,7 +64,7 @@ impl Store {
                     now,
                 )?;
                 // Unique per blob: a second snapshot in the same 100 ns tick
-                // moves to the next tick (spec/00-overview.md §4.2).
+                // moves to the next tick (docs/wire/requests.md#dates-and-times).
                 let mut at = now;
                 let mut id = iso8601_7(at);
                 while meta::get_blob(tx, cid, input.blob.as_str(), Some(&id))?.is_some() {

@@ -13,6 +13,36 @@
 //! later. Blob names end in the value's hash and are written create-only,
 //! so writing the same value twice (a retry after a lost answer) yields the
 //! same blob and the same pointer.
+//!
+//! ```no_run
+//! use stowage_client::patterns::large_entity::{LargeEntityStore, Pointer};
+//! use stowage_client::{BlobServiceClient, DeleteSnapshots, Error};
+//!
+//! # async fn demo() -> stowage_client::Result<()> {
+//! let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+//! let container = service.container("entities");
+//! container.create_if_not_exists().await?;
+//! let store = LargeEntityStore::new(container);
+//!
+//! // Blob first: the pointer exists only once the bytes are stored.
+//! let pointer = store.put("orders/42/attachment", vec![7u8; 1 << 20]).await?;
+//! // The entity keeps the pointer as one string...
+//! let kept = pointer.to_string();
+//! // ...and a reader verifies the bytes against it.
+//! let read = store.get(&kept.parse::<Pointer>()?).await?;
+//! assert_eq!(read.len(), 1 << 20);
+//!
+//! // Once the blob is gone (or overwritten), the pointer is stale, which is
+//! // not the same as corrupted.
+//! store
+//!     .container()
+//!     .blob(&pointer.blob)
+//!     .delete_if_exists(DeleteSnapshots::Include)
+//!     .await?;
+//! assert!(matches!(store.get(&pointer).await, Err(Error::StalePointer { .. })));
+//! # Ok(())
+//! # }
+//! ```
 
 use std::collections::HashSet;
 use std::fmt;

@@ -30,6 +30,33 @@
 //! lease duration. [`TableLock::is_held`] and [`TableLock::lost`] report
 //! it. Dropping a lock releases it (in the background); [`TableLock::release`]
 //! does so and waits.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use stowage_client::BlobServiceClient;
+//! use stowage_client::patterns::table_lock::{TableLockSettings, TableLocks};
+//!
+//! # async fn demo() -> stowage_client::Result<()> {
+//! let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+//! let locks = TableLocks::new(service.container("locks"), TableLockSettings::default());
+//!
+//! let first = locks.acquire("orders", Duration::from_secs(30)).await?;
+//! let first_token = first.token();
+//! // The table engine records the highest token it has seen, and takes a
+//! // write only with a token at least that high. `check` fails once the
+//! // lease is lost, so a holder never presents a token it no longer owns.
+//! let mut highest_seen = first.check()?;
+//! first.release().await?;
+//!
+//! let second = locks.acquire("orders", Duration::from_secs(30)).await?;
+//! assert!(second.token() > first_token);
+//! highest_seen = highest_seen.max(second.check()?);
+//! // A paused former holder presenting `first_token` is refused now.
+//! assert!(first_token < highest_seen);
+//! second.release().await?;
+//! # Ok(())
+//! # }
+//! ```
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};

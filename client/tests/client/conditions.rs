@@ -1,4 +1,4 @@
-//! Typed conditions on reads and writes (spec/20-conditions.md).
+//! Typed conditions on reads and writes (docs/wire/conditions.md).
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Lease handles on blobs (spec/30-leases.md).
+//! Lease handles on blobs (docs/wire/leases.md).
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
 //! List Blobs: flat, hierarchical, paged, with snapshots, metadata and
-//! uncommitted blobs (spec/50-listing.md).
+//! uncommitted blobs (docs/wire/listing.md).
 
 use futures::TryStreamExt;
 use stowage_client::{BlobEntry, BlobItem, Conditions, ListBlobsOptions, Metadata, UploadOptions};

@@ -1,4 +1,4 @@
-//! Multi-step scenarios from the prose of spec/30-leases.md §4, and the
+//! Multi-step scenarios from the prose of docs/wire/leases.md#actions, and the
 //! rounding of `x-ms-lease-time`.
 
 use super::*;
@@ -42,7 +42,7 @@ fn renew_after_a_write_cleared_an_expired_lease_is_409_mismatch() {
     let (clock, record) = Start::Expired.build();
     // Renewable while nobody wrote...
     assert!(apply(&record, &LeaseAction::Renew { id: A }, clock.now(), X, BLOB).is_ok());
-    // ...but a write without an id forgets the lease (§5.3).
+    // ...but a write without an id forgets the lease (docs/wire/leases.md#writes-to-a-leased-blob).
     let outcome = check(&record, None, Access::Write, BLOB, clock.now());
     assert_eq!(outcome, Ok(CheckOutcome::Clear));
     let written = LeaseRecord::default();

@@ -1,4 +1,4 @@
-//! Every cell of spec/30-leases.md §4.1–§4.5, one table per action, run for
+//! Every cell of docs/wire/leases.md#actions, one table per action, run for
 //! blobs and containers, plus the sequences the spec's prose describes.
 
 use std::time::Duration;

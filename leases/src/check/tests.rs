@@ -1,4 +1,4 @@
-//! Every cell of spec/30-leases.md §5.1, §5.2 and §6, transcribed table by
+//! Every cell of docs/wire/leases.md#writes-to-a-leased-blob, docs/wire/leases.md#reads-of-a-leased-blob and docs/wire/leases.md#leased-containers, transcribed table by
 //! table. "allowed" is `Keep`, "allowed; lease forgotten" is `Clear`.
 
 use super::*;
@@ -93,7 +93,7 @@ fn blob_read_rule_5_2() {
     ]);
 }
 
-/// §6 says "allowed" (not "lease forgotten") for Delete Container on a
+/// docs/wire/leases.md#leased-containers says "allowed" (not "lease forgotten") for Delete Container on a
 /// broken or expired lease; the container and its record go away anyway, so
 /// the write rule's `Clear` is the same answer.
 #[test]

@@ -1,5 +1,5 @@
-//! The state table of spec/30-leases.md §3.1, the exposed properties of §3,
-//! and the time transitions of §4.6 and §8 under a manual clock.
+//! The state table of docs/wire/leases.md#states, the exposed properties of docs/wire/leases.md#states,
+//! and the time transitions of docs/wire/leases.md#actions and docs/wire/leases.md#actions under a manual clock.
 
 use super::*;
 use crate::fixtures::{A, Start, X, break_for, millis, secs, t0};

@@ -1,6 +1,6 @@
 //! Who is asking: Shared Key (and Lite) for account holders, shared access
 //! signatures, and anonymous access where a container's public access level
-//! allows it (spec/40-auth.md).
+//! allows it (docs/wire/auth.md).
 //! Runs before everything else, so a refused request learns nothing about
 //! what exists.
 
@@ -396,7 +396,7 @@ fn shared_key_error(e: SharedKeyError) -> ApiError {
 
 /// What an anonymous request may do: read blobs of a `blob` or `container`
 /// container, list and read the properties of a `container` container
-/// (spec/40-auth.md §5). Anything else is answered as if the resource did not
+/// (docs/wire/auth.md#anonymous-access). Anything else is answered as if the resource did not
 /// exist.
 async fn authorize_anonymous(op: Operation, ctx: &AuthScope<'_>) -> Result<(), ApiError> {
     use Operation::*;

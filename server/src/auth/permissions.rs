@@ -1,5 +1,5 @@
 //! What a shared access signature must grant for each operation
-//! (spec/40-auth.md §4.4, §4.5). Pure; table-tested.
+//! (docs/wire/auth.md#sas-permissions, docs/wire/auth.md#account-sas). Pure; table-tested.
 
 use crate::ops::Operation;
 

@@ -1,13 +1,13 @@
-//! Shared access signatures: service SAS and account SAS (spec/40-auth.md §4).
+//! Shared access signatures: service SAS and account SAS (docs/wire/auth.md#shared-access-signatures).
 //!
 //! Pure logic: [`parse_sas`] reads the token from the raw query,
-//! [`verify_sas`] runs every check of §4.6 that does not depend on the
+//! [`verify_sas`] runs every check of docs/wire/auth.md#sas-validity-checks that does not depend on the
 //! operation, with the time, client address and scheme passed in, and returns
 //! a [`SasGrant`]. The server then checks the operation against the grant:
 //! `srt` through [`ResourceTypes`] (`403 AuthorizationResourceTypeMismatch`),
-//! `sp` through [`Permissions::contains_any`] with the §4.4 / §4.5 tables
+//! `sp` through [`Permissions::contains_any`] with the docs/wire/auth.md#sas-permissions / docs/wire/auth.md#account-sas tables
 //! (`403 AuthorizationPermissionMismatch`), and applies
-//! [`ResponseOverrides`] on Get Blob and Get Blob Properties (§4.7).
+//! [`ResponseOverrides`] on Get Blob and Get Blob Properties (docs/wire/auth.md#response-header-overrides).
 //!
 //! ```text
 //! if let Some(token) = parse_sas(raw_query) {
@@ -35,16 +35,16 @@ use sha2::Sha256;
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// Oldest `sv` Stowage verifies; earlier forms are refused (§4.2).
+/// Oldest `sv` Stowage verifies; earlier forms are refused (docs/wire/auth.md#shared-access-signatures).
 const MIN_SIGNED_VERSION: &str = "2015-04-05";
-/// Service SAS adds `sr` and the snapshot time to the string-to-sign (§4.3).
+/// Service SAS adds `sr` and the snapshot time to the string-to-sign (docs/wire/auth.md#shared-access-signatures).
 const SIGNED_RESOURCE_VERSION: &str = "2018-11-09";
-/// Both SAS kinds add the encryption scope to the string-to-sign (§4.3, §4.5).
+/// Both SAS kinds add the encryption scope to the string-to-sign (docs/wire/auth.md#shared-access-signatures, docs/wire/auth.md#account-sas).
 const ENCRYPTION_SCOPE_VERSION: &str = "2020-12-06";
-/// Longest stored access policy name (§4.2).
+/// Longest stored access policy name (docs/wire/auth.md#shared-access-signatures).
 const MAX_IDENTIFIER_CHARS: usize = 64;
 
-/// Query parameters that belong to a SAS token (00-overview §1.1). They are
+/// Query parameters that belong to a SAS token (docs/wire/requests.md#which-operation-a-request-is). They are
 /// removed from the operation's view of the query and never count as unknown
 /// parameters. (`api-version` is not a token field.)
 pub const SAS_PARAMETERS: [&str; 24] = [
@@ -53,12 +53,12 @@ pub const SAS_PARAMETERS: [&str; 24] = [
 ];
 
 /// Whether a (decoded) query parameter name is a SAS token parameter.
-/// Names match case-insensitively (00-overview §1.1).
+/// Names match case-insensitively (docs/wire/requests.md#which-operation-a-request-is).
 pub fn is_sas_parameter(name: &str) -> bool {
     SAS_PARAMETERS.iter().any(|p| p.eq_ignore_ascii_case(name))
 }
 
-/// The two kinds of SAS Stowage verifies (§4.1).
+/// The two kinds of SAS Stowage verifies (docs/wire/requests.md#etag-and-last-modified).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SasKind {
     /// `ss` and `srt` present: the whole account.
@@ -67,7 +67,7 @@ pub enum SasKind {
     Service,
 }
 
-/// A service SAS's `sr` (§4.2).
+/// A service SAS's `sr` (docs/wire/auth.md#shared-access-signatures).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignedResource {
     /// `sr=c`: any blob of the container, and List Blobs.
@@ -80,7 +80,7 @@ pub enum SignedResource {
     BlobVersion,
 }
 
-/// An account SAS's `ss`: the services it is valid for (§4.5).
+/// An account SAS's `ss`: the services it is valid for (docs/wire/auth.md#account-sas).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Services {
     /// `b`
@@ -93,7 +93,7 @@ pub struct Services {
     pub file: bool,
 }
 
-/// An account SAS's `srt`: the resource types it is valid for (§4.5).
+/// An account SAS's `srt`: the resource types it is valid for (docs/wire/auth.md#account-sas).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ResourceTypes {
     /// `s`: service-level operations (List Containers, service properties).
@@ -104,7 +104,7 @@ pub struct ResourceTypes {
     pub object: bool,
 }
 
-/// `sip`: one IPv4 address or an inclusive range (§4.2).
+/// `sip`: one IPv4 address or an inclusive range (docs/wire/auth.md#shared-access-signatures).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ipv4Range {
     /// First address of the range.
@@ -131,9 +131,9 @@ impl Ipv4Range {
 
 /// Every permission letter either SAS kind knows; bit `i` is letter `i`.
 const PERMISSION_LETTERS: &str = "racwdxyltfmeopiu";
-/// Service SAS letters (§4.4, documented order `racwdxyltfmeopi`).
+/// Service SAS letters (docs/wire/auth.md#sas-permissions, documented order `racwdxyltfmeopi`).
 const SERVICE_LETTERS: &str = "racwdxyltfmeopi";
-/// Account SAS letters (§4.5).
+/// Account SAS letters (docs/wire/auth.md#account-sas).
 const ACCOUNT_LETTERS: &str = "rwdxylacuptfi";
 
 /// A set of SAS permission letters (`sp`, or a stored policy's Permission).
@@ -145,7 +145,7 @@ impl Permissions {
     ///
     /// **Stowage:** letters are accepted in any order, although the service
     /// documents a fixed order and calls others invalid; clients emit that
-    /// order anyway (§4.4).
+    /// order anyway (docs/wire/auth.md#sas-permissions).
     ///
     /// # Errors
     ///
@@ -188,7 +188,7 @@ fn letter_bit(letter: char) -> Option<u16> {
     PERMISSION_LETTERS.find(letter).map(|index| 1 << index)
 }
 
-/// Response header overrides of a service SAS (§4.7), decoded.
+/// Response header overrides of a service SAS (docs/wire/auth.md#response-header-overrides), decoded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResponseOverrides {
     /// `rscc`: replaces `Cache-Control`.
@@ -205,7 +205,7 @@ pub struct ResponseOverrides {
 
 /// A SAS token read from the query: the percent-decoded fields (an empty
 /// value counts as absent, as it signs the same) and their parsed forms.
-/// Field names are the query parameter names of spec/40-auth.md §4.2 / §4.5.
+/// Field names are the query parameter names of docs/wire/auth.md#shared-access-signatures / docs/wire/auth.md#account-sas.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SasToken {
     /// Account or service SAS.
@@ -263,7 +263,7 @@ pub struct SasToken {
 }
 
 /// A stored access policy (`SignedIdentifier` of the container ACL) as
-/// stored: `Start`, `Expiry`, `Permission` in their wire form (§4.8).
+/// stored: `Start`, `Expiry`, `Permission` in their wire form (docs/wire/auth.md#stored-access-policies).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StoredPolicy {
     /// `Start`, ISO 8601.
@@ -311,7 +311,7 @@ pub struct SasGrant {
 }
 
 /// Why a SAS is refused. Each variant notes the service answer
-/// (spec/40-auth.md §4.6, §6).
+/// (docs/wire/auth.md#sas-validity-checks, docs/wire/auth.md#refusals).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SasError {
     /// A required field is missing (after merging the stored policy) or a
@@ -331,7 +331,7 @@ pub enum SasError {
     /// `400 InvalidQueryParameterValue` with that `QueryParameterName`.
     PolicyFieldConflict(&'static str),
     /// No key reproduces `sig`. Answer: `403 AuthenticationFailed`
-    /// ("Signature did not match. String to sign used was <string>").
+    /// (`"Signature did not match. String to sign used was <string>"`).
     SignatureMismatch {
         /// The string-to-sign the server computed.
         string_to_sign: String,
@@ -392,7 +392,7 @@ impl std::error::Error for SasError {}
 ///
 /// Returns `None` when the query has no `sig` parameter (not a SAS
 /// request). Parameter names match case-insensitively; values are
-/// percent-decoded once, `+` staying `+` (00-overview §1).
+/// percent-decoded once, `+` staying `+` (docs/wire/requests.md#addressing).
 ///
 /// # Errors
 ///
@@ -516,10 +516,10 @@ fn build_token(mut fields: BTreeMap<&'static str, String>) -> Result<SasToken, S
     })
 }
 
-/// Runs the operation-independent checks of §4.6, in its order, and returns
+/// Runs the operation-independent checks of docs/wire/auth.md#sas-validity-checks, in its order, and returns
 /// what the token grants.
 ///
-/// 1. Merge the stored policy when `si` is set (service SAS only; §4.8) and
+/// 1. Merge the stored policy when `si` is set (service SAS only; docs/wire/auth.md#stored-access-policies) and
 ///    require `sp` and `se`. `policy` is the container's policy named by
 ///    `token.si`, `None` when there is none; it is ignored for an account
 ///    SAS and when `si` is absent.
@@ -587,8 +587,8 @@ pub fn verify_sas(
     })
 }
 
-/// The string the client signed: §4.3 (service SAS, layout chosen by `sv`)
-/// or §4.5 (account SAS). Fields are the token's own, so a field that comes
+/// The string the client signed: docs/wire/auth.md#shared-access-signatures (service SAS, layout chosen by `sv`)
+/// or docs/wire/auth.md#account-sas (account SAS). Fields are the token's own, so a field that comes
 /// from a stored policy signs as an empty line.
 pub fn string_to_sign(token: &SasToken, req: &SasRequest) -> String {
     let field = |value: &Option<String>| value.as_deref().unwrap_or("").to_owned();
@@ -658,7 +658,7 @@ pub fn sign(key: &[u8], string_to_sign: &str) -> String {
     STANDARD.encode(mac(key, string_to_sign).finalize().into_bytes())
 }
 
-/// Parses a SAS / ACL time (00-overview §4.2): `YYYY-MM-DD`,
+/// Parses a SAS / ACL time (docs/wire/requests.md#dates-and-times): `YYYY-MM-DD`,
 /// `YYYY-MM-DDThh:mmZ`, `YYYY-MM-DDThh:mm:ssZ`, or the last with a fraction
 /// of 1 to 7 digits. Always UTC. Returns `None` for anything else, including
 /// impossible dates such as February 30.
@@ -764,7 +764,7 @@ struct EffectiveFields {
     expiry: SystemTime,
 }
 
-/// §4.8: the stored policy fills in `st`, `se`, `sp`; a field in both is a
+/// docs/wire/auth.md#stored-access-policies: the stored policy fills in `st`, `se`, `sp`; a field in both is a
 /// conflict, a field in neither (`se`, `sp`) is missing.
 fn merge_policy(
     token: &SasToken,
@@ -812,7 +812,7 @@ fn merge_policy(
     })
 }
 
-/// §4.3: `/blob/<account>/<container>[/<blob>]` from the request URL, with
+/// docs/wire/auth.md#shared-access-signatures: `/blob/<account>/<container>[/<blob>]` from the request URL, with
 /// the decoded blob name and the account once (also for path-style URLs).
 fn canonicalized_resource(resource: Option<SignedResource>, req: &SasRequest) -> String {
     let mut out = format!("/blob/{}/{}", req.account, req.container.unwrap_or(""));

@@ -1,5 +1,5 @@
-//! SAS tests: the spec/40-auth.md §4.3 and §4.5 vectors, the older `sv`
-//! layouts, each §4.6 check failing alone, stored policies, times, `sip`
+//! SAS tests: the docs/wire/auth.md#shared-access-signatures and docs/wire/auth.md#account-sas vectors, the older `sv`
+//! layouts, each docs/wire/auth.md#sas-validity-checks check failing alone, stored policies, times, `sip`
 //! and permission letters.
 
 use std::net::Ipv6Addr;
@@ -252,7 +252,7 @@ fn fields_are_percent_decoded_and_names_match_in_any_case() {
     .unwrap()
     .unwrap();
     assert_eq!(token.se.as_deref(), Some("2024-09-30T00:00Z"));
-    // "+" is a literal plus, not a space (00-overview §1).
+    // "+" is a literal plus, not a space (docs/wire/requests.md#addressing).
     assert_eq!(token.rscd.as_deref(), Some("attachment; a+b"));
     assert_eq!(token.sig, "a+b");
     assert_eq!(token.kind, SasKind::Service);
@@ -334,7 +334,7 @@ fn sas_parameters_are_recognised_in_any_case() {
     assert!(!is_sas_parameter("comp"));
 }
 
-// ---- §4.6: each check failing alone ----
+// ---- docs/wire/auth.md#sas-validity-checks: each check failing alone ----
 
 #[test]
 fn baseline_token_for_the_single_failure_tests_is_valid() {
@@ -580,7 +580,7 @@ fn account_sas_grants_no_overrides() {
     );
 }
 
-// ---- stored access policies (§4.8) ----
+// ---- stored access policies (docs/wire/auth.md#stored-access-policies) ----
 
 const POLICY_BLOB: &[(&str, &str)] = &[("si", "readers"), ("sv", "2026-10-06"), ("sr", "b")];
 

@@ -1,4 +1,4 @@
-//! Shared Key and Shared Key Lite request signing (spec/40-auth.md §2).
+//! Shared Key and Shared Key Lite request signing (docs/wire/auth.md#shared-key).
 //!
 //! Pure logic: the HTTP layer hands in a [`RequestView`] (raw path, raw query,
 //! lowercased header names) and the current time; nothing here reads the
@@ -27,14 +27,14 @@ use sha2::Sha256;
 type HmacSha256 = Hmac<Sha256>;
 
 /// How far the request's `x-ms-date` / `Date` may be from the server clock,
-/// in either direction (§2.1). Exactly 15 minutes is still accepted.
+/// in either direction (docs/wire/auth.md#shared-key). Exactly 15 minutes is still accepted.
 pub const MAX_CLOCK_SKEW: Duration = Duration::from_secs(15 * 60);
 
-/// From this version on, `Content-Length: 0` is signed as an empty line (§2.2).
+/// From this version on, `Content-Length: 0` is signed as an empty line (docs/wire/auth.md#the-string-to-sign).
 const EMPTY_ZERO_LENGTH_VERSION: &str = "2015-02-21";
 
 /// From this version on, an empty-valued `x-ms-*` header is signed as
-/// `name:`; earlier versions left it out (§2.3 step 4).
+/// `name:`; earlier versions left it out (docs/wire/auth.md#the-string-to-sign step 4).
 const EMPTY_HEADER_VERSION: &str = "2016-05-31";
 
 /// The parts of a request that Shared Key signs.
@@ -44,7 +44,7 @@ pub struct RequestView<'a> {
     pub method: &'a str,
     /// Path exactly as on the request line, still percent-encoded, without
     /// the query. Decoding or re-encoding it breaks signatures of names with
-    /// `(`, `'`, spaces or non-ASCII characters (§2.4 step 2).
+    /// `(`, `'`, spaces or non-ASCII characters (docs/wire/auth.md#the-string-to-sign step 2).
     pub raw_path: &'a str,
     /// Query after `?`, still encoded; `""` when there is none.
     pub raw_query: &'a str,
@@ -56,9 +56,9 @@ pub struct RequestView<'a> {
 /// The authorization scheme named in the `Authorization` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
-    /// `SharedKey` (§2.2).
+    /// `SharedKey` (docs/wire/auth.md#the-string-to-sign).
     SharedKey,
-    /// `SharedKeyLite` (§2.7).
+    /// `SharedKeyLite` (docs/wire/auth.md#shared-key-lite).
     SharedKeyLite,
 }
 
@@ -74,7 +74,7 @@ pub struct AuthorizationHeader {
 }
 
 /// Why a Shared Key request is refused. Each variant notes the service
-/// answer (spec/40-auth.md §2.1, §6).
+/// answer (docs/wire/auth.md#shared-key, docs/wire/auth.md#refusals).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SharedKeyError {
     /// The `Authorization` header is not `<scheme> <account>:<signature>` with
@@ -98,7 +98,7 @@ pub enum SharedKeyError {
     DateOutOfRange,
     /// No key and no canonical form reproduces the signature.
     /// Answer: `403 AuthenticationFailed`, with `AuthenticationErrorDetail`
-    /// "The MAC signature found in the HTTP request '<signature>' is not the
+    /// "The MAC signature found in the HTTP request '`<signature>`' is not the
     /// same as any computed signature. Server used following string to sign:
     /// '`string_to_sign`'." (the primary string).
     SignatureMismatch {
@@ -143,12 +143,12 @@ impl fmt::Display for SharedKeyError {
 impl std::error::Error for SharedKeyError {}
 
 /// Which canonical form to build. [`Canonicalization::Primary`] follows
-/// §2.2–2.4; the others are the §2.6 alternatives, each a single deviation
+/// docs/wire/auth.md#the-string-to-sign; the others are the docs/wire/auth.md#forms-stowage-also-accepts alternatives, each a single deviation
 /// that some client makes. Each only reproduces a string the client signed
 /// with the account key, so accepting them does not weaken authentication.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Canonicalization {
-    /// The rules of §2.2–2.4 (and §2.7 for Lite).
+    /// The rules of docs/wire/auth.md#the-string-to-sign (and docs/wire/auth.md#shared-key-lite for Lite).
     Primary,
     /// (a) An empty `Date` line although a `Date` header is present, when
     /// `x-ms-date` is also sent: SDKs that send `x-ms-date` sign an empty
@@ -165,7 +165,7 @@ pub enum Canonicalization {
 }
 
 impl Canonicalization {
-    /// The §2.6 alternatives, in the order they are tried.
+    /// The docs/wire/auth.md#forms-stowage-also-accepts alternatives, in the order they are tried.
     pub const ALTERNATIVES: [Self; 4] = [
         Self::EmptyDateLine,
         Self::ByteOrderHeaders,
@@ -213,12 +213,12 @@ pub fn parse_authorization(value: &str) -> Result<AuthorizationHeader, SharedKey
     })
 }
 
-/// The primary string-to-sign (§2.2–2.4; §2.7 for Shared Key Lite).
+/// The primary string-to-sign (docs/wire/auth.md#the-string-to-sign; docs/wire/auth.md#shared-key-lite for Shared Key Lite).
 ///
 /// `account` is the account from the `Authorization` header. `version` is
 /// the request's `x-ms-version` (`""` when absent, which signs like the
-/// oldest version); it selects the Content-Length `0` rule (§2.2) and the
-/// empty-header rule (§2.3 step 4). Versions compare as `YYYY-MM-DD` strings,
+/// oldest version); it selects the Content-Length `0` rule (docs/wire/auth.md#the-string-to-sign) and the
+/// empty-header rule (docs/wire/auth.md#the-string-to-sign step 4). Versions compare as `YYYY-MM-DD` strings,
 /// so the caller validates the format.
 ///
 /// # Errors
@@ -234,7 +234,7 @@ pub fn string_to_sign(
     string_to_sign_variant(req, account, scheme, version, Canonicalization::Primary)
 }
 
-/// The string-to-sign in one given canonical form (§2.6).
+/// The string-to-sign in one given canonical form (docs/wire/auth.md#forms-stowage-also-accepts).
 ///
 /// # Errors
 ///
@@ -271,7 +271,7 @@ pub fn string_to_sign_variant(
                 &mut out,
                 single_header(req, "if-modified-since")?.unwrap_or(""),
             );
-            // If-Match and If-None-Match are lists; 20-conditions.md treats a
+            // If-Match and If-None-Match are lists; docs/wire/conditions.md treats a
             // repeated header as one comma-joined list, and Azure.Core joins
             // repeated values with "," when it signs.
             for name in ["if-match", "if-none-match"] {
@@ -298,13 +298,13 @@ pub fn sign(key: &[u8], string_to_sign: &str) -> String {
     STANDARD.encode(mac(key, string_to_sign).finalize().into_bytes())
 }
 
-/// Verifies a Shared Key or Shared Key Lite request (§2.1).
+/// Verifies a Shared Key or Shared Key Lite request (docs/wire/auth.md#shared-key).
 ///
 /// Checks, in order: the header's account is `url_account`; the account has
 /// keys; the request is not a duplicate-header request; `x-ms-date` (or else
 /// `Date`) is an HTTP date within [`MAX_CLOCK_SKEW`] of `now`; and the
 /// signature matches any key with the primary string-to-sign or with one of
-/// the §2.6 alternatives, each tried alone (never combined). `keys` are the
+/// the docs/wire/auth.md#forms-stowage-also-accepts alternatives, each tried alone (never combined). `keys` are the
 /// account's decoded keys, empty for an unknown account.
 ///
 /// # Errors
@@ -380,7 +380,7 @@ fn matches_any_key(keys: &[Vec<u8>], string_to_sign: &str, presented: &[u8]) -> 
 }
 
 fn check_request_time(req: &RequestView, now: SystemTime) -> Result<(), SharedKeyError> {
-    // 00-overview §3: when both are sent, x-ms-date wins.
+    // docs/wire/requests.md#common-headers: when both are sent, x-ms-date wins.
     let raw = match single_header(req, "x-ms-date")? {
         Some(value) => value,
         None => single_header(req, "date")?.ok_or(SharedKeyError::MissingDate)?,
@@ -426,7 +426,7 @@ fn joined_header(req: &RequestView, name: &str) -> String {
     values.join(",")
 }
 
-/// §2.2 field 7: the `Date` header's value when present. Clients that send
+/// docs/wire/auth.md#the-string-to-sign field 7: the `Date` header's value when present. Clients that send
 /// `x-ms-date` sign an empty line here; that is alternative (a).
 fn date_line<'r>(req: &RequestView<'r>, form: Canonicalization) -> Result<&'r str, SharedKeyError> {
     let date = single_header(req, "date")?.unwrap_or("");
@@ -436,7 +436,7 @@ fn date_line<'r>(req: &RequestView<'r>, form: Canonicalization) -> Result<&'r st
     Ok(date)
 }
 
-/// §2.3: every `x-ms-*` header as `name:value\n`, sorted.
+/// docs/wire/auth.md#the-string-to-sign: every `x-ms-*` header as `name:value\n`, sorted.
 fn canonicalized_headers(
     req: &RequestView,
     version: &str,
@@ -478,7 +478,7 @@ fn canonicalized_headers(
     Ok(out)
 }
 
-/// The service's header-name ranking (§2.3 step 5): `-` first, then these
+/// The service's header-name ranking (docs/wire/auth.md#the-string-to-sign step 5): `-` first, then these
 /// punctuation marks, digits, more punctuation, letters. It matters for `_`,
 /// which sorts before digits here but after them in byte order.
 const HEADER_RANKING: &[u8] =
@@ -516,7 +516,7 @@ fn collapse_whitespace(value: &str) -> String {
     out
 }
 
-/// §2.4 (Shared Key) and §2.7 (Lite) canonicalized resource.
+/// docs/wire/auth.md#the-string-to-sign (Shared Key) and docs/wire/auth.md#shared-key-lite (Lite) canonicalized resource.
 fn canonicalized_resource(
     req: &RequestView,
     account: &str,

@@ -1,5 +1,5 @@
-//! Shared Key tests: the spec/40-auth.md §2.5 vectors, the version rules,
-//! canonicalization details and the §2.6 alternatives.
+//! Shared Key tests: the docs/wire/auth.md#test-vectors vectors, the version rules,
+//! canonicalization details and the docs/wire/auth.md#forms-stowage-also-accepts alternatives.
 
 use super::*;
 
@@ -66,7 +66,7 @@ fn verify_dev(req: &RequestView, auth: &AuthorizationHeader) -> Result<(), Share
     verify(req, auth, DEV_ACCOUNT, &[dev_key()], vector_time())
 }
 
-// ---- §2.5 vectors ----
+// ---- docs/wire/auth.md#test-vectors vectors ----
 
 #[test]
 fn vector_1_create_container() {
@@ -163,7 +163,7 @@ fn content_length_zero_is_signed_empty_from_2015_02_21() {
 #[test]
 fn content_length_zero_is_signed_as_0_before_2015_02_21() {
     assert_eq!(content_length_line("2014-02-14"), "0");
-    // No x-ms-version: processed as 2009-09-19 (00-overview §2).
+    // No x-ms-version: processed as 2009-09-19 (docs/wire/requests.md#service-version).
     assert_eq!(content_length_line(""), "0");
 }
 
@@ -334,7 +334,7 @@ fn repeated_fixed_header_is_refused_but_if_match_lists_are_joined() {
     assert!(sts.contains("\n\"a\",\"b\"\n"));
 }
 
-// ---- §2.6 alternatives ----
+// ---- docs/wire/auth.md#forms-stowage-also-accepts alternatives ----
 
 /// A request on which every alternative produces a string different from
 /// the primary one: Date and x-ms-date, a `_` header name, a double space

@@ -1,4 +1,4 @@
-//! Exact case for metadata names (spec/00-overview.md §8: names "are
+//! Exact case for metadata names (docs/wire/requests.md#metadata: names "are
 //! returned exactly" as first written, in headers and in XML).
 //!
 //! actix-web lowercases header names when it parses a request and when it

@@ -1,4 +1,4 @@
-//! Append Block (spec/10-operations.md §B15).
+//! Append Block (docs/wire/blobs.md#append-block).
 
 use actix_web::{HttpResponse, web};
 use stowage_blobstore::{
@@ -10,7 +10,7 @@ use crate::error::ApiError;
 use crate::request::RequestContext;
 use crate::response;
 
-/// Append Block body limits by request version (spec/00-overview.md §10).
+/// Append Block body limits by request version (docs/wire/requests.md#limits).
 pub(crate) fn append_block_limit(version: &str) -> u64 {
     if version >= "2022-11-02" {
         100 * 1024 * 1024

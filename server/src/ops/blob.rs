@@ -1,4 +1,4 @@
-//! Blob operations (spec/10-operations.md §B1–B7).
+//! Blob operations (docs/wire/blobs.md).
 
 use actix_web::{HttpResponse, web};
 use futures::TryStreamExt;
@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::request::RequestContext;
 use crate::response;
 
-/// Put Blob body limits by request version (spec/00-overview.md §10).
+/// Put Blob body limits by request version (docs/wire/requests.md#limits).
 fn put_blob_limit(version: &str) -> u64 {
     if version >= "2019-12-12" {
         5_242_880_000
@@ -89,7 +89,7 @@ pub(crate) async fn put_blob(
                 });
             }
         }
-        // Page blobs come later (spec/10-operations.md §B16).
+        // Page blobs come later (docs/wire/blobs.md#page-blobs).
         BlobType::PageBlob => return Err(ApiError::NotImplemented),
     }
     let conditions = h.conditions()?;

@@ -1,4 +1,4 @@
-//! Put Block, Put Block List, Get Block List (spec/10-operations.md §B12–B14).
+//! Put Block, Put Block List, Get Block List (docs/wire/blobs.md).
 
 use actix_web::{HttpResponse, web};
 use md5::{Digest, Md5};
@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::request::RequestContext;
 use crate::{response, xml};
 
-/// Put Block body limits by request version (spec/00-overview.md §10).
+/// Put Block body limits by request version (docs/wire/requests.md#limits).
 pub(crate) fn put_block_limit(version: &str) -> u64 {
     if version >= "2019-12-12" {
         4_194_304_000

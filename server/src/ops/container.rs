@@ -1,4 +1,4 @@
-//! Container operations (spec/10-operations.md §C1–C9).
+//! Container operations (docs/wire/containers.md#create-container).
 
 use actix_web::HttpResponse;
 use stowage_blobstore::{
@@ -107,7 +107,7 @@ pub(crate) async fn delete_container(ctx: &RequestContext) -> Result<HttpRespons
     Ok(HttpResponse::Accepted().finish())
 }
 
-/// The `include` options of List Blobs (spec/50-listing.md §3.1).
+/// The `include` options of List Blobs (docs/wire/listing.md#include-options).
 const BLOB_INCLUDES: &[&str] = &[
     "snapshots",
     "metadata",

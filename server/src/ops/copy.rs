@@ -1,5 +1,4 @@
-//! Snapshot Blob, Copy Blob and Abort Copy Blob (spec/10-operations.md
-//! §B8–B10).
+//! Snapshot Blob, Copy Blob and Abort Copy Blob (docs/wire/blobs.md).
 
 use std::net::SocketAddr;
 
@@ -87,7 +86,7 @@ pub(crate) struct ThisServer<'a> {
     pub product_style: bool,
 }
 
-/// Parses `x-ms-copy-source` (spec/10-operations.md §B9). A source is this
+/// Parses `x-ms-copy-source` (docs/wire/blobs.md#copy-blob). A source is this
 /// server when its host is the request's `Host`, the address the request
 /// arrived on, `localhost`, `127.0.0.1` or `[::1]`, with this server's port
 /// (the account then comes first in the path); or when its host names a

@@ -1,4 +1,4 @@
-//! Lease Blob and Lease Container (spec/30-leases.md §1, §2, §4).
+//! Lease Blob and Lease Container (docs/wire/leases.md#lease-blob, docs/wire/leases.md#request-headers, docs/wire/leases.md#actions).
 
 use actix_web::HttpResponse;
 use stowage_blobstore::{
@@ -27,7 +27,7 @@ fn required_guid(h: Headers<'_>, name: &'static str) -> Result<LeaseId, ApiError
 }
 
 /// The lease action with its parameters, validated before any state is read
-/// (spec/30-leases.md §2). Headers of other actions are ignored.
+/// (docs/wire/leases.md#request-headers). Headers of other actions are ignored.
 pub(crate) fn parse_action(h: Headers<'_>) -> Result<LeaseAction, ApiError> {
     let action = h
         .get("x-ms-lease-action")?

@@ -1,6 +1,5 @@
 //! REST operations: [`Operation`] names each one the way the REST reference
-//! does, [`Operation::parse`] picks it from a request (spec/00-overview.md
-//! §1.2), and [`dispatch`] calls its handler.
+//! does, [`Operation::parse`] picks it from a request (docs/wire/requests.md#which-operation-a-request-is), and [`dispatch`] calls its handler.
 
 mod append;
 mod batch;
@@ -79,7 +78,7 @@ const NOT_IMPLEMENTED_COMP: &[&str] = &[
     "legalhold",
 ];
 
-/// Every `comp` value the service knows (spec/00-overview.md §1.1).
+/// Every `comp` value the service knows (docs/wire/requests.md#which-operation-a-request-is).
 const KNOWN_COMP: &[&str] = &[
     "batch",
     "list",
@@ -112,7 +111,7 @@ pub(crate) struct RouteKey<'a> {
 
 impl Operation {
     /// Picks the operation, or the service's error for a request that
-    /// matches none (spec/00-overview.md §1.3).
+    /// matches none (docs/wire/requests.md#which-operation-a-request-is).
     pub(crate) fn parse(k: RouteKey<'_>) -> Result<Operation, ApiError> {
         use Operation::*;
         let m = k.method;

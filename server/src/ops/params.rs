@@ -1,4 +1,4 @@
-//! Query parameters shared by the listings (spec/50-listing.md §1).
+//! Query parameters shared by the listings (docs/wire/listing.md#paging).
 
 use stowage_blobstore::ListingMarker;
 

@@ -1,4 +1,4 @@
-//! Service operations (spec/10-operations.md §S1–S4).
+//! Service operations (docs/wire/listing.md#list-containers).
 
 use actix_web::{HttpResponse, web};
 use stowage_blobstore::ListContainersInput;

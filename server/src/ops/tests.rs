@@ -1,4 +1,4 @@
-//! The dispatch table of spec/00-overview.md §1.2, one row per example request.
+//! The dispatch table of docs/wire/requests.md#which-operation-a-request-is, one row per example request.
 
 use super::*;
 
@@ -352,7 +352,7 @@ fn every_row_of_the_dispatch_table() {
             Ok(GetBlobTags),
         ),
         ("OPTIONS", Blob, None, None, false, false, Ok(CorsPreflight)),
-        // Requests that match no operation (§1.3).
+        // Requests that match no operation (docs/wire/requests.md#which-operation-a-request-is).
         (
             "PUT",
             Blob,

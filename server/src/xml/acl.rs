@@ -1,5 +1,5 @@
 //! The `SignedIdentifiers` document of Get/Set Container ACL
-//! (spec/10-operations.md §C5, §C6).
+//! (docs/wire/containers.md#get-container-acl, docs/wire/containers.md#set-container-acl).
 
 use quick_xml::Reader;
 use quick_xml::events::Event;
@@ -16,7 +16,7 @@ const MAX_POLICIES: usize = 5;
 const MAX_ID: usize = 64;
 /// Nesting beyond this is refused.
 const MAX_DEPTH: usize = 8;
-/// Container permission letters (spec/40-auth.md §4.4).
+/// Container permission letters (docs/wire/auth.md#sas-permissions).
 const LETTERS: &str = "racwdxyltfmeopi";
 
 /// Parses a Set Container ACL body; an empty body removes all policies.

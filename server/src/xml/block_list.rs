@@ -1,5 +1,5 @@
 //! The `BlockList` documents: the Put Block List request body and the Get
-//! Block List response (spec/10-operations.md §B13, §B14).
+//! Block List response (docs/wire/blobs.md#put-block-list, docs/wire/blobs.md#get-block-list).
 
 use quick_xml::Reader;
 use quick_xml::events::Event;

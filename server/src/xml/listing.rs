@@ -1,5 +1,5 @@
 //! The `EnumerationResults` documents of List Containers and List Blobs
-//! (spec/50-listing.md §2, §3).
+//! (docs/wire/listing.md#list-containers, docs/wire/listing.md#list-blobs).
 
 use base64::Engine as _;
 use stowage_blobstore::{
@@ -82,7 +82,7 @@ fn container(w: &mut XmlWriter, c: &ContainerProperties, include_metadata: bool)
     w.element("Name", &c.name);
     w.open("Properties");
     w.element("Last-Modified", &http_date(c.version.last_modified));
-    // Quoted here, unlike List Blobs (spec/50-listing.md §2, unverified).
+    // Quoted here, unlike List Blobs (docs/wire/listing.md#list-containers, unverified).
     w.element("Etag", &c.version.etag.quoted());
     lease(w, &c.lease);
     w.optional("PublicAccess", c.public_access.map(|p| p.as_str()));

@@ -153,7 +153,7 @@ impl XmlWriter {
     }
 }
 
-/// The error document of spec/00-overview.md §5.1.
+/// The error document of docs/wire/errors.md#the-error-answer.
 pub(crate) fn error_body(
     code: &str,
     message: &str,

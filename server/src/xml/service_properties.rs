@@ -1,5 +1,5 @@
 //! The `StorageServiceProperties` document of Get/Set Blob Service
-//! Properties (spec/10-operations.md §S2, §S3).
+//! Properties (docs/wire/service.md#set-blob-service-properties, docs/wire/service.md#get-blob-service-properties).
 //!
 //! Stowage keeps the document per account; none of its settings has an
 //! effect yet (CORS and `DefaultServiceVersion` are the ones the spec gives
@@ -25,7 +25,7 @@ const ORDER: [&str; 7] = [
     "StaticWebsite",
 ];
 
-/// The document before any Set (spec/10-operations.md §S3).
+/// The document before any Set (docs/wire/service.md#get-blob-service-properties).
 pub(crate) fn default_service_properties() -> String {
     let metrics = "<Version>1.0</Version><Enabled>false</Enabled>\
                    <RetentionPolicy><Enabled>false</Enabled></RetentionPolicy>";

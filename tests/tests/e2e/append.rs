@@ -1,6 +1,6 @@
 //! Append blobs: Put Blob with `x-ms-blob-type: AppendBlob` and Append Block
-//! (spec/10-operations.md §B1, §B15; spec/20-conditions.md §7;
-//! spec/30-leases.md §5.1), including concurrent appenders.
+//! (docs/wire/blobs.md#put-blob, docs/wire/blobs.md#append-block; docs/wire/conditions.md#append-conditions;
+//! docs/wire/leases.md#writes-to-a-leased-blob), including concurrent appenders.
 
 use std::collections::{BTreeMap, HashSet};
 

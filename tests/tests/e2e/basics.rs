@@ -38,7 +38,7 @@ async fn a_bad_signature_is_403_authentication_failed() {
     r.assert_error(403, "AuthenticationFailed");
 }
 
-/// Shared Key Lite (spec/40-auth.md §2.7), signed here with the server's own
+/// Shared Key Lite (docs/wire/auth.md#shared-key-lite), signed here with the server's own
 /// string-to-sign (what is under test is that the server accepts the scheme
 /// end to end; the canonical form has its own unit tests and vectors).
 #[tokio::test]

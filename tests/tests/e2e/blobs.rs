@@ -1,5 +1,5 @@
-//! Block blob operations (spec/10-operations.md §B1–B7; content properties
-//! and checksums spec/00-overview.md §9; ETags §4.1): Put Blob, Get Blob
+//! Block blob operations (docs/wire/blobs.md; content properties
+//! and checksums docs/wire/requests.md#content-properties; ETags docs/wire/requests.md#etag-and-last-modified): Put Blob, Get Blob
 //! whole and ranged, Get Blob Properties, Set Blob Properties, Get / Set
 //! Blob Metadata, Delete Blob.
 
@@ -161,7 +161,7 @@ async fn blob_names_are_validated() {
     let cases: Vec<(String, Option<&str>)> = vec![
         ("x".repeat(1024), None),
         ("x".repeat(1025), Some("OutOfRangeInput")),
-        // Stowage counts Unicode scalar values (spec/00-overview.md §6.3).
+        // Stowage counts Unicode scalar values (docs/wire/requests.md#names).
         (e_acute.repeat(1024), None),
         (e_acute.repeat(1025), Some("OutOfRangeInput")),
         (max_segments, None),
@@ -191,7 +191,7 @@ async fn blob_names_are_validated() {
 }
 
 // ---------------------------------------------------------------------------
-// Content properties (spec/00-overview.md §9.1)
+// Content properties (docs/wire/requests.md#content-properties)
 
 #[tokio::test]
 async fn standard_content_headers_are_stored_as_properties() {
@@ -317,13 +317,13 @@ async fn x_ms_blob_content_length_on_a_block_blob_is_400_invalid_header_value() 
         .body(&b"x"[..])
         .send()
         .await;
-    // spec/10-operations.md §B1: code unverified.
+    // docs/wire/blobs.md#put-blob: code unverified.
     assert_eq!(r.status, 400, "{}", r.text());
     r.assert_error(400, "InvalidHeaderValue");
 }
 
 // ---------------------------------------------------------------------------
-// Transactional Content-MD5 (spec/00-overview.md §9.2)
+// Transactional Content-MD5 (docs/wire/requests.md#transactional-checksums)
 
 #[tokio::test]
 async fn a_matching_content_md5_is_accepted_and_stored() {
@@ -427,7 +427,7 @@ async fn an_append_blob_put_with_a_body_is_400_and_stores_nothing() {
         .body(&b"not allowed"[..])
         .send()
         .await;
-    // spec/10-operations.md §B1: 400, code unverified.
+    // docs/wire/blobs.md#put-blob: 400, code unverified.
     assert_eq!(r.status, 400, "{}", r.text());
     r.assert_error(400, "InvalidHeaderValue");
     c.head(&format!("/{name}/log"))
@@ -702,7 +702,7 @@ async fn delete_blob_with_if_none_match_star_deletes_an_existing_blob() {
 }
 
 // ---------------------------------------------------------------------------
-// Ranges (spec/10-operations.md §B2)
+// Ranges (docs/wire/blobs.md#get-blob)
 
 /// Request headers of one table row.
 type Headers = &'static [(&'static str, &'static str)];
@@ -858,7 +858,7 @@ async fn range_get_content_md5_without_a_range_is_400() {
         .header("x-ms-range-get-content-md5", "true")
         .send()
         .await;
-    // spec/00-overview.md §9.3: 400, code unverified.
+    // docs/wire/requests.md#transactional-checksums: 400, code unverified.
     assert_eq!(r.status, 400, "{}", r.text());
     r.assert_error(400, "InvalidHeaderValue");
     // `false` asks for nothing.
@@ -953,7 +953,7 @@ async fn head_ignores_range_headers() {
 }
 
 // ---------------------------------------------------------------------------
-// Set Blob Properties (spec/10-operations.md §B4)
+// Set Blob Properties (docs/wire/blobs.md#set-blob-properties)
 
 #[tokio::test]
 async fn set_blob_properties_sets_what_is_sent_and_clears_what_is_absent() {
@@ -1030,7 +1030,7 @@ async fn set_blob_properties_can_store_a_content_md5() {
 }
 
 // ---------------------------------------------------------------------------
-// Metadata (spec/10-operations.md §B5, §B6)
+// Metadata (docs/wire/blobs.md#get-blob-metadata, docs/wire/blobs.md#set-blob-metadata)
 
 #[tokio::test]
 async fn blob_metadata_is_set_by_put_blob_and_read_by_get_head_and_comp_metadata() {
@@ -1385,13 +1385,13 @@ async fn put_blob_to_a_snapshot_url_is_400_invalid_operation() {
         .body(&b"y"[..])
         .send()
         .await;
-    // spec/10-operations.md §0: code unverified.
+    // docs/wire/errors.md#which-check-answers-first: code unverified.
     assert_eq!(r.status, 400, "{}", r.text());
     r.assert_error(400, "InvalidOperation");
 }
 
 // ---------------------------------------------------------------------------
-// Names on the wire (spec/00-overview.md §1)
+// Names on the wire (docs/wire/requests.md#addressing)
 
 #[tokio::test]
 async fn a_blob_name_is_percent_decoded_exactly_once_and_plus_is_literal() {
@@ -1494,7 +1494,7 @@ async fn a_put_blob_over_the_version_limit_is_413_before_the_body_is_sent() {
     let server = TestServer::start().await;
     let c = server.client();
     let name = setup(&c).await;
-    // (x-ms-version, limit in bytes; spec/00-overview.md §10)
+    // (x-ms-version, limit in bytes; docs/wire/requests.md#limits)
     let cases = [
         ("2015-02-21", 64u64 * 1024 * 1024),
         ("2019-10-10", 256 * 1024 * 1024),

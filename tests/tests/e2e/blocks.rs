@@ -1,5 +1,4 @@
-//! Put Block, Put Block List and Get Block List (spec/10-operations.md
-//! §B12–B14; spec/00-overview.md §7, §9, §10; spec/50-listing.md §3.5).
+//! Put Block, Put Block List and Get Block List (docs/wire/blobs.md; docs/wire/blobs.md#blob-types, docs/wire/requests.md#content-properties, docs/wire/requests.md#limits; docs/wire/listing.md#uncommitted-blobs-in-a-listing).
 //!
 //! Also home of the helpers the append, snapshot, copy and gc modules share:
 //! block ids, staging and committing, listing, XML picking and counting the
@@ -426,7 +425,7 @@ async fn an_uncommitted_only_blob_is_listed_only_with_include_uncommittedblobs()
     assert_eq!(elements(pending, "Content-Length"), ["0"]);
     assert_eq!(elements(pending, "BlobType"), ["BlockBlob"]);
     assert!(with[1].1.is_none(), "not a snapshot");
-    // Only what an uncommitted blob has (spec/50-listing.md §3.5).
+    // Only what an uncommitted blob has (docs/wire/listing.md#uncommitted-blobs-in-a-listing).
     for absent in ["<Etag>", "<Last-Modified>", "<Content-Type>", "<Metadata"] {
         assert!(!pending.contains(absent), "{absent}: {pending}");
     }

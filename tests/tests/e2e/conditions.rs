@@ -1,5 +1,5 @@
-//! End-to-end tests of conditional requests (spec/20-conditions.md) on every
-//! operation of spec/10-operations.md that evaluates them: Put Blob, Get Blob,
+//! End-to-end tests of conditional requests (docs/wire/conditions.md) on every
+//! operation that evaluates them (docs/wire/conditions.md#which-operations-evaluate-which-headers): Put Blob, Get Blob,
 //! Get Blob Properties (HEAD), Get Blob Metadata, Set Blob Properties, Set
 //! Blob Metadata, Delete Blob, Lease Blob, and the date conditions of Set
 //! Container Metadata, Delete Container and Lease Container.
@@ -150,7 +150,7 @@ async fn observe(c: &Client, path: &str) -> Observed {
     }
 }
 
-/// The blob operations that evaluate conditions as writes (§4).
+/// The blob operations that evaluate conditions as writes (docs/wire/conditions.md#writes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Write {
     PutBlob,
@@ -253,7 +253,7 @@ async fn assert_refused(
     );
 }
 
-/// The blob operations that evaluate conditions as reads (§3).
+/// The blob operations that evaluate conditions as reads (docs/wire/conditions.md#reads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Read {
     /// Get Blob.
@@ -297,7 +297,7 @@ fn assert_read(op: Read, r: &Response, expected: u16, case: &str) {
     }
 }
 
-/// 304: no body, and the error code header (spec/20-conditions.md §3).
+/// 304: no body, and the error code header (docs/wire/conditions.md#reads).
 fn assert_not_modified(r: &Response) {
     r.assert_error(304, "ConditionNotMet");
     assert!(r.body.is_empty(), "a 304 has no body: {:?}", r.body);
@@ -448,7 +448,7 @@ async fn put_blob_with_if_unmodified_since_in_the_past_is_412_and_keeps_the_old_
 
 #[tokio::test]
 async fn put_blob_with_date_conditions_on_a_missing_blob_creates_it() {
-    // §4.2 "target absent": both date conditions and If-None-Match hold.
+    // docs/wire/conditions.md#writes "target absent": both date conditions and If-None-Match hold.
     let f = Fixture::new("cond-put").await;
     let far_past = date(f.now(), -86_400);
     let rows = [
@@ -562,7 +562,7 @@ async fn get_head_and_get_metadata_with_if_unmodified_since_in_the_past_are_412(
     }
 }
 
-/// One cell of §3's decision table: holds (✓), fails (✗) or absent (–).
+/// One cell of the decision table in docs/wire/conditions.md#reads: holds (✓), fails (✗) or absent (–).
 type Cell = Option<bool>;
 const Y: Cell = Some(true);
 const N: Cell = Some(false);
@@ -829,7 +829,7 @@ async fn lease_blob_acquire_with_if_unmodified_since_in_the_past_is_412() {
 
 #[tokio::test]
 async fn every_write_evaluates_each_single_condition_against_the_existing_blob() {
-    // §4.2, "target exists" column, for every write; one fresh blob per case.
+    // docs/wire/conditions.md#writes, "target exists" column, for every write; one fresh blob per case.
     // `None` in the last column: holds; else the refusal.
     type Case = (
         &'static str,
@@ -898,7 +898,7 @@ async fn conditional_writes_on_a_missing_blob_are_404_blob_not_found() {
 
 #[tokio::test]
 async fn a_write_failing_both_its_condition_and_the_lease_reports_the_condition() {
-    // §4.4: conditions are checked before the lease.
+    // docs/wire/conditions.md#conditions-and-leases: conditions are checked before the lease.
     let f = Fixture::new("cond-lease").await;
     let b = f.blob("blob").await;
     let lease = "f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b";
@@ -943,7 +943,7 @@ async fn a_write_failing_both_its_condition_and_the_lease_reports_the_condition(
 }
 
 // ---------------------------------------------------------------------------
-// §4.1: combinations on writes
+// docs/wire/conditions.md#writes: combinations on writes
 // ---------------------------------------------------------------------------
 
 /// Condition headers computed from a blob's versions.
@@ -1022,7 +1022,7 @@ async fn writes_with_a_disallowed_combination_of_conditions_are_400_and_change_n
 #[tokio::test]
 async fn writes_with_an_allowed_pair_evaluate_only_its_etag_header() {
     // If-Match + If-Unmodified-Since: only If-Match counts; If-None-Match +
-    // If-Modified-Since: only If-None-Match counts (§4.1).
+    // If-Modified-Since: only If-None-Match counts (docs/wire/conditions.md#writes).
     let holds: [HeadersFor; 2] = [
         |b| {
             vec![
@@ -1070,7 +1070,7 @@ async fn writes_with_an_allowed_pair_evaluate_only_its_etag_header() {
 
 #[tokio::test]
 async fn reads_accept_any_combination_of_conditions() {
-    // §3: the combinations refused on writes are evaluated on reads.
+    // docs/wire/conditions.md#reads: the combinations refused on writes are evaluated on reads.
     let f = Fixture::new("cond-combo").await;
     let b = f.blob("blob").await;
     let headers = [
@@ -1194,7 +1194,7 @@ async fn an_unparseable_date_is_ignored_as_if_absent() {
             }
         }
     }
-    // On writes too, and an ignored date does not count towards §4.1's
+    // On writes too, and an ignored date does not count towards the rules of docs/wire/conditions.md#writes,
     // combinations: If-Match + an unparseable If-Modified-Since is If-Match.
     for op in [
         Write::SetBlobMetadata,
@@ -1262,7 +1262,7 @@ async fn a_repeated_date_header_is_400() {
         }
     }
     // A signed request: the date headers are signed headers, and a signed
-    // header that occurs twice is 400 InvalidHeaderValue (40-auth.md §2.3).
+    // header that occurs twice is 400 InvalidHeaderValue (docs/wire/auth.md#the-string-to-sign).
     let before = observe(&c, &path).await;
     for op in WRITES {
         let r = op
@@ -1277,7 +1277,7 @@ async fn a_repeated_date_header_is_400() {
 
 #[tokio::test]
 async fn a_repeated_etag_header_is_one_list() {
-    // §1: a repeated If-Match / If-None-Match is one comma-joined list
+    // docs/wire/conditions.md#parsing-the-headers: a repeated If-Match / If-None-Match is one comma-joined list
     // (anonymous reads of a public container, so the signer plays no part).
     let server = TestServer::start().await;
     let c = server.client();
@@ -1316,7 +1316,7 @@ async fn a_repeated_etag_header_is_one_list() {
 }
 
 // ---------------------------------------------------------------------------
-// ETag and Last-Modified bookkeeping (§9)
+// ETag and Last-Modified bookkeeping (docs/wire/requests.md#etag-and-last-modified)
 // ---------------------------------------------------------------------------
 
 #[tokio::test]
@@ -1569,7 +1569,7 @@ async fn set_container_metadata_with_if_modified_since_before_last_modified_succ
 
 #[tokio::test]
 async fn set_container_metadata_evaluates_only_if_modified_since() {
-    // §2: the other three headers are not evaluated on this operation.
+    // docs/wire/conditions.md#which-operations-evaluate-which-headers: the other three headers are not evaluated on this operation.
     let f = Fixture::new("cond-cmeta").await;
     let created = f.now();
     let cases = [
@@ -1655,7 +1655,7 @@ async fn delete_container_with_date_conditions_that_hold_deletes_it() {
 
 #[tokio::test]
 async fn delete_container_ignores_etag_conditions() {
-    // COND2 (10-operations.md §0): only the date headers are evaluated.
+    // COND2 (docs/wire/errors.md#which-check-answers-first): only the date headers are evaluated.
     let f = Fixture::new("cond-cdel").await;
     let r =
         f.c.delete(&format!("/{}?restype=container", f.container))
@@ -1668,7 +1668,7 @@ async fn delete_container_ignores_etag_conditions() {
 
 #[tokio::test]
 async fn delete_container_with_both_date_headers_is_400_and_keeps_it() {
-    // §4.1: If-Modified-Since + If-Unmodified-Since is not an allowed pair.
+    // docs/wire/conditions.md#writes: If-Modified-Since + If-Unmodified-Since is not an allowed pair.
     let f = Fixture::new("cond-cdel").await;
     let created = f.now();
     f.advance(60);

@@ -1,5 +1,5 @@
-//! Container operations (spec/10-operations.md §S1, §C1–C4, §C7;
-//! spec/50-listing.md §2; names spec/00-overview.md §6.2; metadata §8).
+//! Container operations (docs/wire/listing.md#list-containers, docs/wire/containers.md, docs/wire/containers.md#delete-container;
+//! docs/wire/listing.md#list-containers; names docs/wire/requests.md#names; metadata docs/wire/requests.md#metadata).
 
 use std::time::Duration;
 
@@ -142,7 +142,7 @@ async fn delete_container_is_202_and_removes_it_and_its_blobs() {
         .send()
         .await
         .assert_error(404, "ContainerNotFound");
-    // The name is free at once (Stowage, spec/10-operations.md §C1), and the
+    // The name is free at once (Stowage, docs/wire/containers.md#create-container), and the
     // new container is empty.
     c.create_container(&name).await;
     c.get(&format!("/{name}/a/b"))
@@ -158,7 +158,7 @@ async fn delete_container_is_202_and_removes_it_and_its_blobs() {
 }
 
 // ---------------------------------------------------------------------------
-// Names (spec/00-overview.md §6.2)
+// Names (docs/wire/requests.md#names)
 
 #[tokio::test]
 async fn container_names_are_validated_on_create() {
@@ -468,9 +468,9 @@ async fn metadata_names_differing_only_in_case_are_400() {
         true,
     )
     .await;
-    // spec/00-overview.md §8 says InvalidMetadata (code unverified); the
+    // docs/wire/requests.md#metadata says InvalidMetadata (code unverified); the
     // repeated signed header may be refused first by Shared Key
-    // (spec/40-auth.md §2.3 rule 7, InvalidHeaderValue). Status first.
+    // (docs/wire/auth.md#the-string-to-sign rule 7, InvalidHeaderValue). Status first.
     assert_eq!(r.status, 400, "{}", r.text());
     let code = r.header("x-ms-error-code").unwrap_or_default();
     assert!(
@@ -558,7 +558,7 @@ async fn an_unknown_public_access_level_is_400_invalid_header_value() {
 }
 
 // ---------------------------------------------------------------------------
-// List Containers (spec/50-listing.md §2)
+// List Containers (docs/wire/listing.md#list-containers)
 
 #[tokio::test]
 async fn list_containers_returns_names_in_order_with_quoted_etags() {

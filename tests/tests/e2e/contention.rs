@@ -1,5 +1,5 @@
 //! End-to-end tests of optimistic concurrency under contention
-//! (spec/20-conditions.md §4.3): many clients updating one blob through
+//! (docs/wire/conditions.md#one-transaction): many clients updating one blob through
 //! conditional requests, where every update must either win or learn that it
 //! lost, and nothing is silently overwritten.
 //!

@@ -1,6 +1,5 @@
-//! Copy Blob within this server and Abort Copy Blob (spec/10-operations.md
-//! §B9, §B10; spec/20-conditions.md §5, §6; spec/30-leases.md §5.1;
-//! spec/50-listing.md §3.3).
+//! Copy Blob within this server and Abort Copy Blob (docs/wire/blobs.md#copy-blob, docs/wire/blobs.md#abort-copy-blob; docs/wire/conditions.md#create-only, docs/wire/conditions.md#copy-source-conditions; docs/wire/leases.md#writes-to-a-leased-blob;
+//! docs/wire/listing.md#blob-properties-in-a-listing).
 
 use std::time::Duration;
 
@@ -440,7 +439,7 @@ async fn failed_source_conditions_are_412_source_condition_not_met() {
     let after = httpdate::fmt_http_date(server.clock.now() + Duration::from_secs(60));
     server.clock.advance(Duration::from_secs(120));
     let url = source_url(&server, &ctr, "src");
-    // spec/20-conditions.md §6: Stowage answers SourceConditionNotMet.
+    // docs/wire/conditions.md#copy-source-conditions: Stowage answers SourceConditionNotMet.
     let failing = [
         ("x-ms-source-if-match", "\"0x0000000000000001\"".to_owned()),
         ("x-ms-source-if-none-match", etag.clone()),

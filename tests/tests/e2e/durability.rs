@@ -1,4 +1,4 @@
-//! Durability (DESIGN.md write order, spec/00-overview.md §4.1): data
+//! Durability (docs/architecture.md#write-order, docs/wire/requests.md#etag-and-last-modified): data
 //! survives a restart, ETags keep growing across restarts, garbage
 //! collection keeps exactly the extents of live blobs and never those a
 //! reader is streaming, and the start-up sweep removes orphan extents.

@@ -1,5 +1,5 @@
-//! The answers every request shares (spec/00-overview.md §1.3, §2, §4, §5;
-//! spec/40-auth.md §2.1, §5, §6): common headers, the error body, requests
+//! The answers every request shares (docs/wire/requests.md#which-operation-a-request-is, docs/wire/requests.md#service-version, docs/wire/requests.md#common-headers, docs/wire/errors.md#the-error-answer;
+//! docs/wire/auth.md#shared-key, docs/wire/auth.md#anonymous-access, docs/wire/auth.md#refusals): common headers, the error body, requests
 //! that match no operation, versions, authentication and anonymous access.
 //!
 //! Also home of [`raw`], a request written byte for byte on a TCP socket,
@@ -346,7 +346,7 @@ async fn head_errors_have_the_code_header_and_no_body() {
 }
 
 // ---------------------------------------------------------------------------
-// Requests that match no operation (spec/00-overview.md §1.3)
+// Requests that match no operation (docs/wire/requests.md#which-operation-a-request-is)
 
 #[tokio::test]
 async fn an_unknown_comp_or_restype_is_400_invalid_query_parameter_value() {
@@ -569,7 +569,7 @@ async fn a_path_without_an_account_is_400_invalid_uri() {
 }
 
 // ---------------------------------------------------------------------------
-// x-ms-version (spec/00-overview.md §2)
+// x-ms-version (docs/wire/requests.md#service-version)
 
 #[tokio::test]
 async fn a_malformed_or_too_old_version_is_400_invalid_header_value() {
@@ -615,7 +615,7 @@ async fn well_formed_future_versions_are_accepted() {
 }
 
 // ---------------------------------------------------------------------------
-// Shared Key (spec/40-auth.md §2.1, §6)
+// Shared Key (docs/wire/auth.md#shared-key, docs/wire/auth.md#refusals)
 
 /// A request signed with `key` instead of the account key.
 fn signed_with(
@@ -779,7 +779,7 @@ async fn an_unknown_account_is_403_when_signed_and_404_resource_not_found_when_a
 }
 
 // ---------------------------------------------------------------------------
-// Anonymous access (spec/40-auth.md §5)
+// Anonymous access (docs/wire/auth.md#anonymous-access)
 
 /// A container with `access` (`None` = private) holding blob `b` with metadata.
 async fn container_with_access(c: &Client, access: Option<&str>) -> String {
@@ -801,7 +801,7 @@ async fn container_with_access(c: &Client, access: Option<&str>) -> String {
     name
 }
 
-/// The anonymous requests of the §5 table, each with its row.
+/// The anonymous requests of the docs/wire/errors.md#the-error-answer table, each with its row.
 fn anonymous_requests(
     c: &Client,
     name: &str,
@@ -919,7 +919,7 @@ async fn an_anonymous_read_returns_the_blob_bytes() {
         .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(&r.body[..], b"public bytes");
-    // No x-ms-version, no SAS, no default version set: 2009-09-19 (§2).
+    // No x-ms-version, no SAS, no default version set: 2009-09-19 (docs/wire/requests.md#service-version).
     assert_eq!(r.header("x-ms-version").as_deref(), Some("2009-09-19"));
 }
 
@@ -940,7 +940,7 @@ async fn anonymous_requests_cannot_tell_a_missing_container_from_a_private_one()
 }
 
 // ---------------------------------------------------------------------------
-// Request framing (spec/00-overview.md §3)
+// Request framing (docs/wire/requests.md#common-headers)
 
 /// Reads from `stream` until a complete response head has arrived.
 async fn read_head(stream: &mut tokio::net::TcpStream) -> String {
@@ -1029,7 +1029,7 @@ async fn a_body_shorter_than_content_length_fails_and_stores_nothing() {
         stream.shutdown().await.unwrap();
         let mut bytes = Vec::new();
         answered(stream.read_to_end(&mut bytes)).await.unwrap();
-        // spec/00-overview.md §3: 400 InvalidInput (code unverified).
+        // docs/wire/requests.md#common-headers: 400 InvalidInput (code unverified).
         let r = parse_response(&bytes);
         assert_eq!(r.status, 400, "{blob}: {}\n{}", r.head, r.text());
         assert_eq!(r.header("x-ms-error-code").as_deref(), Some("InvalidInput"));
@@ -1078,7 +1078,7 @@ async fn a_client_request_id_over_1024_characters_is_400() {
         .header("x-ms-client-request-id", &"a".repeat(1025))
         .send()
         .await;
-    // spec/00-overview.md §3: InvalidHeaderValue, code unverified.
+    // docs/wire/requests.md#common-headers: InvalidHeaderValue, code unverified.
     assert_eq!(r.status, 400, "{}", r.text());
     r.assert_error(400, "InvalidHeaderValue");
 }

@@ -1,5 +1,5 @@
-//! Garbage collection of extents (spec/10-operations.md §B2 "Behaviour",
-//! §B12 uncommitted block lifetime; issue 5): storage returns to empty after
+//! Garbage collection of extents (docs/architecture.md#garbage-and-read-pins,
+//! docs/wire/blobs.md#put-block uncommitted block lifetime; issue 5): storage returns to empty after
 //! everything is deleted, stale uncommitted blocks are collected, and a GET
 //! that is still streaming keeps the bytes it started on.
 

@@ -1,4 +1,4 @@
-//! Hostile input (issue 8; spec/00-overview.md §5, §10): one server stores
+//! Hostile input (issue 8; docs/wire/errors.md#the-error-answer, docs/wire/requests.md#limits): one server stores
 //! some data, then receives every kind of malformed request, each answered
 //! with its 4xx and error code, and afterwards still serves every earlier
 //! blob byte for byte with its metadata.
@@ -629,7 +629,7 @@ async fn truncated_bodies(server: &TestServer, b: &Stored, acl_container: &str) 
         stream.shutdown().await.unwrap();
         let mut bytes = Vec::new();
         answered(stream.read_to_end(&mut bytes)).await.unwrap();
-        // spec/00-overview.md §3: 400 InvalidInput (code unverified).
+        // docs/wire/requests.md#common-headers: 400 InvalidInput (code unverified).
         assert_raw_error(&parse_response(&bytes), 400, "InvalidInput", &path);
     }
 }

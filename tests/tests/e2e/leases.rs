@@ -1,5 +1,5 @@
-//! End-to-end tests: blob and container leases over HTTP (spec/30-leases.md,
-//! 10-operations.md §B1–B7 and §C2–C7).
+//! End-to-end tests: blob and container leases over HTTP (docs/wire/leases.md,
+//! docs/wire/blobs.md and docs/wire/containers.md).
 //!
 //! Most rules are tables run against both a blob and a container. Every row
 //! gets a fresh resource, put into the row's lease state with lease id `A`.
@@ -59,7 +59,7 @@ enum Kind {
 
 const KINDS: [Kind; 2] = [Kind::Blob, Kind::Container];
 
-/// A lease state a fixture is put into, always with id `A` (spec §3).
+/// A lease state a fixture is put into, always with id `A` (spec docs/wire/leases.md#states).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// Never leased.
@@ -86,7 +86,7 @@ const STATES: [State; 6] = [
 ];
 
 impl State {
-    /// The lease properties a resource in this state reports (spec §3).
+    /// The lease properties a resource in this state reports (spec docs/wire/leases.md#states).
     fn view(self) -> LeaseView {
         match self {
             Available => LeaseView::new("available", "unlocked", None),
@@ -332,7 +332,7 @@ fn entry<'a>(xml: &'a str, tag: &str, name: &str) -> &'a str {
 }
 
 // ---------------------------------------------------------------------------
-// §4: every action, both resources
+// docs/wire/leases.md#actions: every action, both resources
 // ---------------------------------------------------------------------------
 
 #[tokio::test]
@@ -466,10 +466,10 @@ enum Granted {
 /// (state before, request, status, `x-ms-lease-id`, state after).
 type SuccessRow = (State, &'static [Header], u16, Granted, State);
 
-/// The success cells of §4.1–§4.4 (break has its own table).
+/// The success cells of docs/wire/leases.md#actions (break has its own table).
 #[rustfmt::skip]
 const SUCCESSES: &[SuccessRow] = &[
-    // §4.1 acquire
+    // docs/wire/leases.md#actions acquire
     (Available,      &[ACQUIRE, FOR_15],             201, Generated, LeasedFixed),
     (Available,      &[ACQUIRE, FOREVER, PROPOSE_A], 201, Id(A),     LeasedInfinite),
     (Available,      &[ACQUIRE, FOR_60, PROPOSE_B],  201, Id(B),     LeasedFixed),
@@ -481,15 +481,15 @@ const SUCCESSES: &[SuccessRow] = &[
     (Expired,        &[ACQUIRE, FOR_60],             201, Generated, LeasedFixed),
     (Expired,        &[ACQUIRE, FOR_15, PROPOSE_A],  201, Id(A),     LeasedFixed),
     (Expired,        &[ACQUIRE, FOR_15, PROPOSE_B],  201, Id(B),     LeasedFixed),
-    // §4.2 renew
+    // docs/wire/leases.md#actions renew
     (LeasedFixed,    &[RENEW, ID_A],                 200, Id(A),     LeasedFixed),
     (LeasedInfinite, &[RENEW, ID_A],                 200, Id(A),     LeasedInfinite),
     (Expired,        &[RENEW, ID_A],                 200, Id(A),     LeasedFixed),
-    // §4.3 change; the last row retries a change that already happened
+    // docs/wire/leases.md#actions change; the last row retries a change that already happened
     (LeasedFixed,    &[CHANGE, ID_A, PROPOSE_B],     200, Id(B),     LeasedFixed),
     (LeasedInfinite, &[CHANGE, ID_A, PROPOSE_B],     200, Id(B),     LeasedInfinite),
     (LeasedFixed,    &[CHANGE, ID_B, PROPOSE_A],     200, Id(A),     LeasedFixed),
-    // §4.4 release
+    // docs/wire/leases.md#actions release
     (LeasedFixed,    &[RELEASE, ID_A],               200, Absent,    Available),
     (LeasedInfinite, &[RELEASE, ID_A],               200, Absent,    Available),
     (Breaking,       &[RELEASE, ID_A],               200, Absent,    Available),
@@ -551,16 +551,16 @@ async fn lease_actions_succeed_from_every_state_the_tables_allow() {
 /// (state, request, 409 code).
 type RefusalRow = (State, &'static [Header], &'static str);
 
-/// A representative set of the 409 cells of §4.1–§4.5.
+/// A representative set of the 409 cells of docs/wire/leases.md#actions.
 #[rustfmt::skip]
 const REFUSALS: &[RefusalRow] = &[
-    // §4.1 acquire
+    // docs/wire/leases.md#actions acquire
     (LeasedFixed,    &[ACQUIRE, FOR_15],            "LeaseAlreadyPresent"),
     (LeasedInfinite, &[ACQUIRE, FOR_15, PROPOSE_B], "LeaseAlreadyPresent"),
     (Breaking,       &[ACQUIRE, FOR_15],            "LeaseAlreadyPresent"),
     (Breaking,       &[ACQUIRE, FOR_15, PROPOSE_B], "LeaseAlreadyPresent"),
     (Breaking,       &[ACQUIRE, FOR_15, PROPOSE_A], "LeaseIsBreakingAndCannotBeAcquired"),
-    // §4.2 renew
+    // docs/wire/leases.md#actions renew
     (Available,      &[RENEW, ID_A],                "LeaseIdMismatchWithLeaseOperation"),
     (LeasedFixed,    &[RENEW, ID_B],                "LeaseIdMismatchWithLeaseOperation"),
     (Breaking,       &[RENEW, ID_A],                "LeaseIsBrokenAndCannotBeRenewed"),
@@ -568,19 +568,19 @@ const REFUSALS: &[RefusalRow] = &[
     (Broken,         &[RENEW, ID_A],                "LeaseIsBrokenAndCannotBeRenewed"),
     (Broken,         &[RENEW, ID_B],                "LeaseIdMismatchWithLeaseOperation"),
     (Expired,        &[RENEW, ID_B],                "LeaseIdMismatchWithLeaseOperation"),
-    // §4.3 change
+    // docs/wire/leases.md#actions change
     (Available,      &[CHANGE, ID_A, PROPOSE_B],    "LeaseNotPresentWithLeaseOperation"),
     (LeasedFixed,    &[CHANGE, ID_B, PROPOSE_C],    "LeaseIdMismatchWithLeaseOperation"),
     (Breaking,       &[CHANGE, ID_A, PROPOSE_B],    "LeaseIsBreakingAndCannotBeChanged"),
     (Breaking,       &[CHANGE, ID_B, PROPOSE_A],    "LeaseIdMismatchWithLeaseOperation"),
     (Broken,         &[CHANGE, ID_A, PROPOSE_B],    "LeaseNotPresentWithLeaseOperation"),
     (Expired,        &[CHANGE, ID_A, PROPOSE_B],    "LeaseNotPresentWithLeaseOperation"),
-    // §4.4 release
+    // docs/wire/leases.md#actions release
     (Available,      &[RELEASE, ID_A],              "LeaseIdMismatchWithLeaseOperation"),
     (LeasedInfinite, &[RELEASE, ID_B],              "LeaseIdMismatchWithLeaseOperation"),
     (Breaking,       &[RELEASE, ID_B],              "LeaseIdMismatchWithLeaseOperation"),
     (Expired,        &[RELEASE, ID_B],              "LeaseIdMismatchWithLeaseOperation"),
-    // §4.5 break
+    // docs/wire/leases.md#actions break
     (Available,      &[BREAK],                      "LeaseNotPresentWithLeaseOperation"),
     (Available,      &[BREAK, ("x-ms-lease-break-period", "0")],
                                                     "LeaseNotPresentWithLeaseOperation"),
@@ -645,7 +645,7 @@ async fn acquire_with_the_holders_id_restarts_the_clock_with_the_new_duration() 
 /// expected `x-ms-lease-time`; 0 means broken at once).
 type BreakRow = (State, u64, Option<&'static str>, u64);
 
-/// §4.5. Fixed fixtures are 60 s leases; a breaking fixture has q = 30 s.
+/// docs/wire/leases.md#actions. Fixed fixtures are 60 s leases; a breaking fixture has q = 30 s.
 #[rustfmt::skip]
 const BREAKS: &[BreakRow] = &[
     (LeasedInfinite, 0,  None,       0),
@@ -718,7 +718,7 @@ async fn break_lease_time_is_rounded_to_the_nearest_second() {
 }
 
 // ---------------------------------------------------------------------------
-// §4.6: time passing
+// docs/wire/leases.md#actions: time passing
 // ---------------------------------------------------------------------------
 
 #[tokio::test]
@@ -766,7 +766,7 @@ async fn an_infinite_lease_never_expires() {
 }
 
 // ---------------------------------------------------------------------------
-// §2: header validation
+// docs/wire/leases.md#request-headers: header validation
 // ---------------------------------------------------------------------------
 
 /// (request, 400 code, `HeaderName`).
@@ -925,7 +925,7 @@ async fn lease_ids_are_equal_in_any_guid_text_form() {
 }
 
 // ---------------------------------------------------------------------------
-// §1: targets
+// docs/wire/leases.md#lease-blob: targets
 // ---------------------------------------------------------------------------
 
 #[tokio::test]
@@ -1035,7 +1035,7 @@ async fn blob_lease_conditions_are_checked_before_the_action() {
 }
 
 // ---------------------------------------------------------------------------
-// §4: lease actions never touch the resource's version
+// docs/wire/leases.md#actions: lease actions never touch the resource's version
 // ---------------------------------------------------------------------------
 
 #[tokio::test]
@@ -1080,7 +1080,7 @@ async fn lease_actions_never_change_etag_or_last_modified() {
 }
 
 // ---------------------------------------------------------------------------
-// §3: lease properties in every place they appear
+// docs/wire/leases.md#states: lease properties in every place they appear
 // ---------------------------------------------------------------------------
 
 #[tokio::test]
@@ -1197,7 +1197,7 @@ async fn list_containers_reports_each_containers_lease() {
 }
 
 // ---------------------------------------------------------------------------
-// §5: enforcement on blobs
+// docs/wire/leases.md#writes-to-a-leased-blob: enforcement on blobs
 // ---------------------------------------------------------------------------
 
 /// What a guarded operation does in a given lease state.
@@ -1212,7 +1212,7 @@ enum Outcome {
 /// (state, `x-ms-lease-id` sent, outcome).
 type RuleRow = (State, Option<&'static str>, Outcome);
 
-/// §5.1, LEASE-W.
+/// docs/wire/leases.md#writes-to-a-leased-blob, LEASE-W.
 #[rustfmt::skip]
 const WRITE_RULE: &[RuleRow] = &[
     (Available,      None,    Allowed(Available)),
@@ -1237,7 +1237,7 @@ const WRITE_RULE: &[RuleRow] = &[
     (Expired,        Some(B), Refused("LeaseLost")),
 ];
 
-/// §5.2, LEASE-R: without an id always allowed, and the record never changes.
+/// docs/wire/leases.md#reads-of-a-leased-blob, LEASE-R: without an id always allowed, and the record never changes.
 #[rustfmt::skip]
 const READ_RULE: &[RuleRow] = &[
     (Available,      None,    Allowed(Available)),
@@ -1262,7 +1262,7 @@ const READ_RULE: &[RuleRow] = &[
     (Expired,        Some(B), Refused("LeaseLost")),
 ];
 
-/// The blob writes of §5.1 tested here.
+/// The blob writes of docs/wire/leases.md#writes-to-a-leased-blob tested here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BlobWrite {
     PutBlob,
@@ -1338,7 +1338,7 @@ async fn blob_writes_follow_the_lease_write_rule() {
     }
 }
 
-/// The blob reads of §5.2 tested here.
+/// The blob reads of docs/wire/leases.md#reads-of-a-leased-blob tested here.
 #[derive(Clone, Copy, Debug)]
 enum BlobRead {
     /// Get Blob.
@@ -1488,10 +1488,10 @@ async fn deleting_a_leased_blob_removes_its_lease() {
 }
 
 // ---------------------------------------------------------------------------
-// §6: enforcement on containers
+// docs/wire/leases.md#leased-containers: enforcement on containers
 // ---------------------------------------------------------------------------
 
-/// Delete Container (§6, first table).
+/// Delete Container (docs/wire/leases.md#leased-containers, first table).
 #[rustfmt::skip]
 const DELETE_CONTAINER_RULE: &[RuleRow] = &[
     (Available,      None,    Allowed(Available)),
@@ -1537,7 +1537,7 @@ async fn delete_container_follows_the_container_lease_rule() {
     }
 }
 
-/// Other container operations that accept `x-ms-lease-id` (§6, second table).
+/// Other container operations that accept `x-ms-lease-id` (docs/wire/leases.md#leased-containers, second table).
 #[rustfmt::skip]
 const CONTAINER_READ_RULE: &[RuleRow] = &[
     (Available,      None,    Allowed(Available)),
@@ -1662,7 +1662,7 @@ async fn blob_leases_do_not_block_delete_container() {
 }
 
 // ---------------------------------------------------------------------------
-// §7: concurrency
+// docs/wire/leases.md#time-and-concurrency: concurrency
 // ---------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,5 +1,5 @@
-//! List Blobs (spec/50-listing.md §1, §3): flat and hierarchical listings,
-//! the worked example of §3.7 row by row, paging through `NextMarker`,
+//! List Blobs (docs/wire/listing.md#paging, docs/wire/listing.md#list-blobs): flat and hierarchical listings,
+//! the worked example of docs/wire/listing.md#a-worked-example row by row, paging through `NextMarker`,
 //! parameter errors and the exact XML shape.
 //!
 //! The small XML readers here ([`texts`], [`entries`]) are shared with the
@@ -284,7 +284,7 @@ async fn a_flat_listing_orders_names_by_their_utf8_bytes() {
 
 #[tokio::test]
 async fn a_blob_named_like_its_group_is_a_blob_when_the_prefix_already_covers_the_delimiter() {
-    // spec/50-listing.md §3.6 rule 5.
+    // docs/wire/listing.md#prefix-and-delimiter rule 5.
     let server = TestServer::start().await;
     let c = server.client();
     let name = unique("rule5");

@@ -1,6 +1,6 @@
 //! Snapshot Blob, reading and deleting snapshots, and snapshots in List
-//! Blobs (spec/10-operations.md §B7, §B8; spec/00-overview.md §4.2;
-//! spec/50-listing.md §3.4).
+//! Blobs (docs/wire/blobs.md#delete-blob, docs/wire/blobs.md#snapshot-blob; docs/wire/requests.md#dates-and-times;
+//! docs/wire/listing.md#snapshots-in-a-listing).
 
 use std::time::Duration;
 

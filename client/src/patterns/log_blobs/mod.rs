@@ -14,6 +14,36 @@
 //! The batch size and flush interval ([`LogWriterSettings`]) trade
 //! reliability (records lost if the process dies before a flush) against
 //! cost (one or two requests per flush).
+//!
+//! ```no_run
+//! use std::time::{Duration, SystemTime};
+//! use stowage_client::BlobServiceClient;
+//! use stowage_client::patterns::log_blobs::{LogReader, LogWriter, LogWriterSettings};
+//!
+//! # async fn demo() -> stowage_client::Result<()> {
+//! let service = BlobServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+//! let container = service.container("logs");
+//! container.create_if_not_exists().await?;
+//!
+//! let start = SystemTime::now();
+//! let writer = LogWriter::new(
+//!     container.clone(),
+//!     "checkout",
+//!     LogWriterSettings::default().with_batch_size(100),
+//! );
+//! writer.write("order 42 paid").await?;
+//! writer.write("order 43 paid").await?;
+//! writer.close().await?; // flushes what is buffered
+//!
+//! // The last hour of the service's log: only the hour prefixes the range
+//! // touches are listed, and blobs outside it are skipped by metadata.
+//! let range = LogReader::new(container, "checkout")
+//!     .read(start - Duration::from_secs(3600), SystemTime::now() + Duration::from_secs(1))
+//!     .await?;
+//! assert!(range.records.iter().any(|r| r.body == "order 43 paid"));
+//! # Ok(())
+//! # }
+//! ```
 
 mod names;
 mod reader;
