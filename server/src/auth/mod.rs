@@ -4,6 +4,7 @@
 //! Runs before everything else, so a refused request learns nothing about
 //! what exists.
 
+pub mod bearer;
 mod permissions;
 pub mod sas;
 pub mod shared_key;
