@@ -315,7 +315,7 @@ pub fn sas(data: &[u8]) {
     let keys = [key()];
     let _ = sas::verify_sas(&token, &req, &keys, policy.as_ref());
     let sts = sas::string_to_sign(&token, &req);
-    token.sig = sas::sign(&keys[0], &sts);
+    token.sig = sas::sign(&sas::signing_key(&token, &req, &keys[0]), &sts);
     let verdict = sas::verify_sas(&token, &req, &keys, policy.as_ref());
     assert!(
         !matches!(verdict, Err(SasError::SignatureMismatch { .. })),

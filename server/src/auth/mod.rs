@@ -5,6 +5,7 @@
 //! what exists.
 
 pub mod bearer;
+pub mod delegation;
 mod permissions;
 pub mod sas;
 pub mod shared_key;
@@ -380,7 +381,8 @@ fn sas_error(e: SasError) -> ApiError {
         | SasError::UnsupportedKind
         | SasError::PolicyNotFound
         | SasError::SignatureMismatch { .. }
-        | SasError::OutsideTimeWindow) => ApiError::AuthenticationFailed(other.to_string()),
+        | SasError::OutsideTimeWindow
+        | SasError::KeyOutsideTimeWindow) => ApiError::AuthenticationFailed(other.to_string()),
     }
 }
 
