@@ -445,6 +445,24 @@ fn every_row_of_the_dispatch_table() {
             Err("UnsupportedHttpVerb"),
         ),
         (
+            "POST",
+            Account,
+            Some("service"),
+            Some("userdelegationkey"),
+            false,
+            false,
+            Ok(GetUserDelegationKey),
+        ),
+        (
+            "GET",
+            Account,
+            Some("service"),
+            Some("userdelegationkey"),
+            false,
+            false,
+            Err("UnsupportedHttpVerb"),
+        ),
+        (
             "PUT",
             Blob,
             None,
@@ -493,6 +511,7 @@ fn only_reads_are_served_on_the_secondary() {
         CorsPreflight,
     ];
     let writes = [
+        GetUserDelegationKey,
         SetBlobServiceProperties,
         CreateContainer,
         SetContainerMetadata,
