@@ -23,5 +23,6 @@ mod e2e {
     mod hostile;
     mod leases;
     mod listing;
+    mod oauth;
     mod snapshots;
 }
