@@ -307,3 +307,12 @@ def test_user_delegation_sas_refusals(oauth_server, service, container):
     longer.signed_expiry = (now() + dt.timedelta(days=6)).strftime("%Y-%m-%dT%H:%M:%SZ")
     with raises(ClientAuthenticationError, 403, "AuthenticationFailed"):
         sas_blob(container, longer, "r.txt", "r", cert).download_blob().readall()
+
+
+def test_blob_batch_with_a_bearer_token(container):
+    """A batch and each of its Delete Blob parts carry the bearer token."""
+    for name in ("a.txt", "b.txt"):
+        container.upload_blob(name, b"x")
+    results = list(container.delete_blobs("a.txt", "b.txt"))
+    assert [r.status_code for r in results] == [202, 202]
+    assert list(container.list_blobs()) == []
