@@ -56,6 +56,11 @@ pub struct Config {
     /// Worker threads serving HTTP (default: one per core).
     #[arg(long = "workers")]
     pub workers: Option<usize>,
+    /// OAuth level: `basic` accepts bearer tokens (their lifetime, issuer
+    /// and audience are checked, their signature is not) and Get User
+    /// Delegation Key. Needs HTTPS (`--cert`, `--key`).
+    #[arg(long = "oauth", value_enum)]
+    pub oauth: Option<OAuthLevel>,
     /// `name1:key1[:key2];…`, replacing the development account.
     #[arg(long = "accounts", env = "AZURITE_ACCOUNTS", hide_env_values = true)]
     pub accounts: Option<String>,
@@ -63,6 +68,13 @@ pub struct Config {
     /// line each at start-up; see [`Config::ignored_flags`]).
     #[command(flatten)]
     pub ignored: IgnoredFlags,
+}
+
+/// The emulator's `--oauth` levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OAuthLevel {
+    /// Bearer tokens checked without their signature (docs/wire/oauth.md).
+    Basic,
 }
 
 /// The emulator's flags (`azurite` and `azurite-blob` 3.37) that have no
@@ -73,9 +85,6 @@ pub struct IgnoredFlags {
     /// Password of a PFX certificate (ignored: use PEM `--cert`/`--key`).
     #[arg(long = "pwd", hide = true)]
     pub pwd: Option<String>,
-    /// OAuth level (ignored: a later version implements OAuth).
-    #[arg(long = "oauth", hide = true)]
-    pub oauth: Option<String>,
     /// HTTP keep-alive timeout of the blob service (ignored).
     #[arg(long = "blobKeepAliveTimeout", hide = true)]
     pub blob_keep_alive_timeout: Option<String>,
@@ -116,17 +125,12 @@ pub struct IgnoredFlags {
 
 /// What each ignored emulator flag does not do here, for the start-up
 /// warnings: (flag as the emulator spells it, given?, what is ignored).
-fn ignored_table(i: &IgnoredFlags) -> [(&'static str, bool, &'static str); 12] {
+fn ignored_table(i: &IgnoredFlags) -> [(&'static str, bool, &'static str); 11] {
     [
         (
             "--pwd",
             i.pwd.is_some(),
             "PFX certificates are not read; use PEM files with --cert and --key",
-        ),
-        (
-            "--oauth",
-            i.oauth.is_some(),
-            "OAuth bearer tokens are not accepted yet; use Shared Key or SAS",
         ),
         (
             "--blobKeepAliveTimeout",
@@ -214,6 +218,19 @@ impl Config {
         out
     }
 
+    /// Whether bearer tokens are accepted (`--oauth basic`).
+    ///
+    /// # Errors
+    /// `--oauth` without `--cert`: bearer tokens are accepted over HTTPS
+    /// only, as in the emulator, so the server would refuse every one.
+    pub fn oauth_enabled(&self) -> Result<bool, &'static str> {
+        match (self.oauth, &self.cert) {
+            (None, _) => Ok(false),
+            (Some(OAuthLevel::Basic), Some(_)) => Ok(true),
+            (Some(_), None) => Err("--oauth needs HTTPS: give --cert and --key too"),
+        }
+    }
+
     /// The configured accounts (the development account unless
     /// `AZURITE_ACCOUNTS` is set).
     ///
@@ -282,7 +299,7 @@ mod tests {
             (&["--cert", "c.pem", "--key", "k.pem"], None),
             (&["--skipApiVersionCheck"], Some("--skipApiVersionCheck")),
             (&["--pwd", "secret"], Some("--pwd")),
-            (&["--oauth", "basic"], Some("--oauth")),
+            (&["--oauth", "basic"], None),
             (
                 &["--blobKeepAliveTimeout", "5"],
                 Some("--blobKeepAliveTimeout"),
@@ -321,6 +338,26 @@ mod tests {
         assert_eq!(c.ignored_flags().len(), 1);
         // A flag the emulator does not have is still an error.
         assert!(Config::try_parse_from(["stowage-server", "--noSuchFlag"]).is_err());
+    }
+
+    #[test]
+    fn oauth_basic_needs_a_certificate() {
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        assert_eq!(c.oauth_enabled(), Ok(false));
+        let c = Config::try_parse_from(["stowage-server", "--oauth", "basic"]).unwrap();
+        assert!(c.oauth_enabled().is_err());
+        let c = Config::try_parse_from([
+            "stowage-server",
+            "--oauth",
+            "basic",
+            "--cert",
+            "c.pem",
+            "--key",
+            "k.pem",
+        ])
+        .unwrap();
+        assert_eq!(c.oauth_enabled(), Ok(true));
+        assert!(Config::try_parse_from(["stowage-server", "--oauth", "full"]).is_err());
     }
 
     #[test]

@@ -89,6 +89,17 @@ pub enum ApiError {
     /// A malformed `Authorization` header.
     #[error("invalid authentication information")]
     InvalidAuthenticationInfo,
+    /// A refused OAuth bearer token: `401 InvalidAuthenticationInfo` with a
+    /// `WWW-Authenticate` challenge, or, without a challenge (requests
+    /// older than 2019-12-12, or a token sent over HTTP), `403
+    /// AuthenticationFailed`. The detail goes in `<AuthenticationErrorDetail>`.
+    #[error("bearer token refused: {detail}")]
+    InvalidBearerToken {
+        /// Why, for `<AuthenticationErrorDetail>`.
+        detail: String,
+        /// The `WWW-Authenticate` value, when the answer is a 401.
+        challenge: Option<String>,
+    },
     /// A request body that is not well-formed XML.
     #[error("invalid XML document")]
     InvalidXmlDocument,
@@ -301,6 +312,19 @@ impl ApiError {
                 "AuthorizationServiceMismatch",
                 "This request is not authorized to perform this operation using this service.",
             ),
+            ApiError::InvalidBearerToken { detail, challenge } => match challenge {
+                Some(_) => answer(
+                    401,
+                    "InvalidAuthenticationInfo",
+                    "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.",
+                ),
+                None => answer(
+                    403,
+                    "AuthenticationFailed",
+                    "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
+                ),
+            }
+            .with("AuthenticationErrorDetail", detail.clone()),
             ApiError::InvalidAuthenticationInfo => answer(
                 400,
                 "InvalidAuthenticationInfo",

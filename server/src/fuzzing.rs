@@ -19,6 +19,7 @@ use stowage_blobstore::{
     AccessPolicy, BlobType, BlockId, ByteRange, EtagMatch, LeaseId, ListingMarker, PublicAccess,
 };
 
+use crate::auth::bearer;
 use crate::auth::sas::{self, Permissions, SasError, SasKind, SasRequest, StoredPolicy};
 use crate::auth::shared_key::{self, AuthorizationHeader, RequestView, Scheme, SharedKeyError};
 use crate::error::ApiError;
@@ -315,7 +316,7 @@ pub fn sas(data: &[u8]) {
     let keys = [key()];
     let _ = sas::verify_sas(&token, &req, &keys, policy.as_ref());
     let sts = sas::string_to_sign(&token, &req);
-    token.sig = sas::sign(&keys[0], &sts);
+    token.sig = sas::sign(&sas::signing_key(&token, &req, &keys[0]), &sts);
     let verdict = sas::verify_sas(&token, &req, &keys, policy.as_ref());
     assert!(
         !matches!(verdict, Err(SasError::SignatureMismatch { .. })),
@@ -373,11 +374,26 @@ pub fn service_properties(bodies: &[u8]) {
     assert!(reread.is_ok(), "stored document refused: {stored}");
 }
 
-/// The three XML readers on the same bytes.
+/// The XML readers on the same bytes.
 pub fn xml(body: &[u8]) {
     block_list(body);
     acl(body);
     service_properties(body);
+    check(xml::parse_key_info(body));
+}
+
+/// A bearer token (the bytes, as text): checked at a fixed time, and the
+/// challenge of its refusal, which carries the token's tenant into a
+/// response header, stays a valid header value.
+pub fn bearer(data: &[u8]) {
+    let token = String::from_utf8_lossy(data);
+    let now = UNIX_EPOCH + Duration::from_secs(1_725_358_507);
+    let _ = bearer::verify_bearer(&token, ACCOUNT, now);
+    let challenge = bearer::challenge(bearer::token_tenant(&token).as_deref());
+    assert!(
+        HeaderValue::from_str(&challenge).is_ok(),
+        "challenge {challenge:?}"
+    );
 }
 
 /// A Blob Batch request: the `Content-Type` value, a newline, the body.
@@ -429,6 +445,8 @@ mod tests {
         xml(b"<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers><SignedIdentifier><Id>read-only-2024</Id><AccessPolicy><Start>2024-09-01T00:00:00.0000000Z</Start><Permission>rl</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>");
         xml(b"<BlockList><Latest>QUFBQUE=</Latest><Committed>QkJCQkI=</Committed></BlockList>");
         xml(b"<StorageServiceProperties><Cors /></StorageServiceProperties>");
+        xml(b"<KeyInfo><Start>2024-09-03T10:00:00Z</Start><Expiry>2024-09-03T12:00:00Z</Expiry></KeyInfo>");
+        bearer(b"eyJhbGciOiJub25lIn0.eyJhdWQiOiJodHRwczovL3N0b3JhZ2UuYXp1cmUuY29tIiwidGlkIjoiNzJmOTg4YmYifQ.");
         batch(b"multipart/mixed; boundary=b\n--b\r\nContent-Type: application/http\r\n\r\nDELETE /c/a HTTP/1.1\r\nx-ms-version: 2023-11-03\r\n\r\n\r\n--b--\r\n");
     }
 }

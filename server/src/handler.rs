@@ -210,6 +210,7 @@ async fn process(
         };
         let target = Target::resolve(host_account.as_deref(), req.path())?;
         let credentials = auth::authenticate(req, &target, &state)?;
+        let bearer = credentials.bearer_identity();
         if matches!(credentials, Credentials::Anonymous)
             && state.accounts.get(&target.account).is_none()
         {
@@ -268,6 +269,7 @@ async fn process(
             version: version.clone(),
             meta_names: meta_names.unwrap_or_default(),
             sas: None,
+            bearer,
         };
         ctx.sas = auth::authorize(op, &ctx, credentials).await?;
         if ctx.target.secondary && !op.is_read() {
@@ -295,6 +297,13 @@ fn error_response(
     b.insert_header(("x-ms-error-code", answer.code));
     if let ApiError::Store(stowage_blobstore::Error::InvalidRange { size }) = error {
         b.insert_header(("content-range", format!("bytes */{size}")));
+    }
+    if let ApiError::InvalidBearerToken {
+        challenge: Some(challenge),
+        ..
+    } = error
+    {
+        b.insert_header(("www-authenticate", challenge.as_str()));
     }
     if req.method() == Method::HEAD || answer.status == StatusCode::NOT_MODIFIED {
         return b.finish();

@@ -19,6 +19,7 @@
 //!     clock,
 //!     product_style_urls: true,
 //!     loose: false,
+//!     oauth: false,
 //! });
 //! let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 //! serve(listener, state, 1, None)?.await?;
@@ -47,7 +48,7 @@ mod version;
 mod xml;
 
 pub use accounts::{Account, Accounts};
-pub use config::{Config, GC_INTERVAL};
+pub use config::{Config, GC_INTERVAL, OAuthLevel};
 pub use error::{ApiError, ErrorAnswer};
 pub use handler::{serve, serve_until};
 pub use state::AppState;

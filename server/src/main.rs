@@ -80,6 +80,7 @@ fn main() -> anyhow::Result<()> {
         _ => anyhow::bail!("--cert and --key go together"),
     };
     let accounts = config.accounts()?;
+    let oauth = config.oauth_enabled().map_err(anyhow::Error::msg)?;
     for warning in config.ignored_flags() {
         tracing::warn!("{warning}");
     }
@@ -107,6 +108,7 @@ fn main() -> anyhow::Result<()> {
             clock,
             product_style_urls: !config.disable_product_style_url,
             loose: config.loose,
+            oauth,
         });
         let scheme = if tls.is_some() { "https" } else { "http" };
         // actix-server stops on the same signals: SIGTERM gracefully,

@@ -23,6 +23,8 @@ pub(crate) struct RequestContext {
     pub meta_names: Vec<String>,
     /// What the request's shared access signature grants, for SAS requests.
     pub sas: Option<crate::auth::sas::SasGrant>,
+    /// Who a verified OAuth bearer token names, for bearer requests.
+    pub bearer: Option<crate::auth::bearer::BearerIdentity>,
 }
 
 impl RequestContext {

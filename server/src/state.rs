@@ -23,4 +23,7 @@ pub struct AppState {
     /// ignored instead of refused with 501, as the emulator's loose mode
     /// ignores unsupported headers.
     pub loose: bool,
+    /// `--oauth basic`: bearer tokens are accepted (over HTTPS) and Get User
+    /// Delegation Key is served.
+    pub oauth: bool,
 }

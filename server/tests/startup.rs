@@ -1,7 +1,7 @@
 //! Start-up of the real binary with the emulator's command line: flags
 //! Stowage does not act on start it with one warning line each, and an
 //! `AZURITE_ACCOUNTS` that cannot be read stops it with a message naming the
-//! bad entry.
+//! bad entry; `--oauth` without a certificate stops it too.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
@@ -76,4 +76,26 @@ fn an_unreadable_azurite_accounts_stops_the_server_naming_the_entry() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("AZURITE_ACCOUNTS"), "{err}");
     assert!(err.contains("\"broken-entry\""), "{err}");
+}
+
+#[test]
+fn oauth_without_a_certificate_stops_the_server() {
+    let out = Command::new(env!("CARGO_BIN_EXE_stowage-server"))
+        .args([
+            "--inMemoryPersistence",
+            "--blobPort",
+            "0",
+            "--oauth",
+            "basic",
+        ])
+        .env_remove("AZURITE_ACCOUNTS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run the server");
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("listening"), "{stdout}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--oauth needs HTTPS"), "{err}");
 }

@@ -49,6 +49,20 @@ impl Client {
         }
     }
 
+    /// A client for the HTTPS server at `base` that trusts `cert_pem`.
+    pub fn with_certificate(base: &str, clock: Arc<dyn Clock>, cert_pem: &str) -> Client {
+        let cert = reqwest::Certificate::from_pem(cert_pem.as_bytes()).expect("certificate");
+        Client {
+            http: reqwest::Client::builder()
+                .use_rustls_tls()
+                .tls_built_in_root_certs(false)
+                .add_root_certificate(cert)
+                .build()
+                .expect("reqwest client"),
+            ..Client::new(base, clock)
+        }
+    }
+
     /// This client signing as `account` with the base64 `key`.
     pub fn as_account(&self, account: &str, key: &str) -> Client {
         Client {

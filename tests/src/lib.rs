@@ -15,7 +15,7 @@ pub use client::{Client, Request, Response, VERSION};
 pub fn client_version() -> &'static str {
     VERSION
 }
-pub use server::TestServer;
+pub use server::{TestServer, epoch};
 pub use signing::{
     account_sas, blob_sas, container_sas, shared_key_signature, string_to_sign, string_to_sign_for,
 };

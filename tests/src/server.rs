@@ -142,6 +142,7 @@ impl TestServer {
             clock: clock.clone(),
             product_style_urls,
             loose,
+            oauth: false,
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();
@@ -155,6 +156,50 @@ impl TestServer {
             handle,
             addr,
         }
+    }
+
+    /// A server with `--oauth basic`, serving HTTPS for `localhost` with a
+    /// certificate made here, and a client that trusts it (the client signs
+    /// with Shared Key unless told `anonymous()`; bearer tokens go in an
+    /// `authorization` header of the test's own).
+    pub async fn start_oauth() -> (TestServer, Client) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("cert");
+        let cert_path = dir.path().join("cert.pem");
+        let key_path = dir.path().join("key.pem");
+        std::fs::write(&cert_path, cert.cert.pem()).expect("write cert");
+        std::fs::write(&key_path, cert.signing_key.serialize_pem()).expect("write key");
+        let tls = stowage_server::tls_config(&cert_path, &key_path).expect("tls config");
+        let clock = Arc::new(ManualClock::new(epoch()));
+        let config = StoreConfig::in_memory();
+        let store = Store::open_with(config.clone(), clock.clone(), None)
+            .await
+            .expect("open store");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        let state = Arc::new(AppState {
+            store: store.clone(),
+            accounts: Accounts::development(),
+            clock: clock.clone(),
+            product_style_urls: false,
+            loose: false,
+            oauth: true,
+        });
+        let server = stowage_server::serve(listener, state, 1, Some(tls)).expect("serve");
+        let handle = server.handle();
+        tokio::spawn(server);
+        let base = format!("https://localhost:{}", addr.port());
+        let client = Client::with_certificate(&base, clock.clone(), &cert.cert.pem());
+        let server = TestServer {
+            base,
+            clock,
+            store,
+            dir: Some(dir),
+            config,
+            handle,
+            addr,
+        };
+        (server, client)
     }
 
     /// A client signing as the development account.

@@ -24,5 +24,6 @@ mod e2e {
     mod hostile;
     mod leases;
     mod listing;
+    mod oauth;
     mod snapshots;
 }

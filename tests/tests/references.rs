@@ -51,7 +51,6 @@ const PENDING: &[&str] = &[
     "docs/wire/tags.md",
     "docs/wire/tiers.md",
     "docs/wire/cors.md",
-    "docs/wire/oauth.md",
 ];
 
 /// Directories never read: build output, installed packages, fuzz inputs.

@@ -1,9 +1,12 @@
 //! Who is asking: Shared Key (and Lite) for account holders, shared access
-//! signatures, and anonymous access where a container's public access level
-//! allows it (docs/wire/auth.md).
+//! signatures (user delegation SAS included), OAuth bearer tokens with
+//! `--oauth basic` (docs/wire/oauth.md), and anonymous access where a
+//! container's public access level allows it (docs/wire/auth.md).
 //! Runs before everything else, so a refused request learns nothing about
 //! what exists.
 
+pub mod bearer;
+pub mod delegation;
 mod permissions;
 pub mod sas;
 pub mod shared_key;
@@ -20,6 +23,7 @@ use crate::ops::Operation;
 use crate::request::RequestContext;
 use crate::state::AppState;
 use crate::target::{Query, Target};
+use bearer::{BearerError, BearerIdentity};
 use permissions::{ResourceType, ServiceScope};
 use sas::{SasError, SasGrant, SasKind, SasRequest, SasToken, SignedResource, StoredPolicy};
 use shared_key::{RequestView, SharedKeyError};
@@ -33,8 +37,34 @@ pub(crate) enum Credentials {
     /// A shared access signature, verified by [`authorize`] once the
     /// operation is known.
     Sas(Box<SasToken>),
+    /// A bearer token that passed [`bearer::verify_bearer`]: may do
+    /// everything on the account (roles are not emulated).
+    Bearer(BearerIdentity),
     /// No credentials: limited to public containers.
     Anonymous,
+}
+
+impl Credentials {
+    /// The identity of a bearer request.
+    pub(crate) fn bearer_identity(&self) -> Option<BearerIdentity> {
+        match self {
+            Credentials::Bearer(identity) => Some(identity.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The detail of Get User Delegation Key asked without a bearer token.
+const BEARER_REQUIRED: &str = "Only authentication scheme Bearer is supported";
+
+/// The first version whose refused bearer tokens are answered with a
+/// challenge (`401` and `WWW-Authenticate`); older ones get `403`.
+const BEARER_CHALLENGE_VERSION: &str = "2019-12-12";
+
+/// The token of an `Authorization: Bearer <token>` value.
+fn bearer_token(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.trim().split_once([' ', '\t'])?;
+    scheme.eq_ignore_ascii_case("Bearer").then(|| token.trim())
 }
 
 /// Checks the request's credentials against the account named in the URL.
@@ -47,8 +77,17 @@ pub(crate) fn authenticate(
     let Some(authorization) = req.headers().get("authorization") else {
         return unsigned_credentials(req.query_string());
     };
-    if authorization.to_str().is_err() {
+    let Ok(authorization) = authorization.to_str() else {
         return Err(ApiError::InvalidAuthenticationInfo);
+    };
+    if state.oauth
+        && bearer_token(authorization).is_some()
+        && req.conn_data::<crate::handler::Secure>().is_none()
+    {
+        return Err(ApiError::InvalidBearerToken {
+            detail: BearerError::NotHttps.to_string(),
+            challenge: None,
+        });
     }
     let headers: Vec<(String, String)> = req
         .headers()
@@ -113,6 +152,16 @@ pub(crate) fn authenticate_view(
     let Some(authorization) = authorization else {
         return unsigned_credentials(view.raw_query);
     };
+    if state.oauth
+        && let Some(token) = bearer_token(authorization)
+    {
+        let version = view
+            .headers
+            .iter()
+            .find(|(n, _)| n == "x-ms-version")
+            .map_or(inherited_version, |(_, v)| v.as_str());
+        return authenticate_bearer(token, account, version, state);
+    }
     let auth = shared_key::parse_authorization(authorization).map_err(shared_key_error)?;
     let keys = state
         .accounts
@@ -123,6 +172,29 @@ pub(crate) fn authenticate_view(
     shared_key::verify_with_version(view, &auth, account, keys, now, inherited_version)
         .map_err(shared_key_error)?;
     Ok(Credentials::AccountKey)
+}
+
+/// Checks a bearer token for `account`; a refusal carries the challenge
+/// from version 2019-12-12 on (and when no version is given).
+fn authenticate_bearer(
+    token: &str,
+    account: &str,
+    version: &str,
+    state: &AppState,
+) -> Result<Credentials, ApiError> {
+    if state.accounts.get(account).is_none() {
+        return Err(ApiError::ResourceNotFound);
+    }
+    bearer::verify_bearer(token, account, state.clock.now())
+        .map(Credentials::Bearer)
+        .map_err(|e| {
+            let challenge = (version.is_empty() || version >= BEARER_CHALLENGE_VERSION)
+                .then(|| bearer::challenge(bearer::token_tenant(token).as_deref()));
+            ApiError::InvalidBearerToken {
+                detail: e.to_string(),
+                challenge,
+            }
+        })
 }
 
 /// The credentials of a request without `Authorization`: a SAS in its
@@ -196,8 +268,11 @@ pub(crate) async fn authorize_scope(
     scope: &AuthScope<'_>,
     credentials: Credentials,
 ) -> Result<Option<SasGrant>, ApiError> {
+    if op == Operation::GetUserDelegationKey && !matches!(credentials, Credentials::Bearer(_)) {
+        return Err(ApiError::AuthenticationFailed(BEARER_REQUIRED.to_owned()));
+    }
     match credentials {
-        Credentials::AccountKey => Ok(None),
+        Credentials::AccountKey | Credentials::Bearer(_) => Ok(None),
         Credentials::Anonymous => authorize_anonymous(op, scope).await.map(|()| None),
         Credentials::Sas(token) => authorize_sas(op, scope, &token).await.map(Some),
     }
@@ -379,7 +454,8 @@ fn sas_error(e: SasError) -> ApiError {
         | SasError::UnsupportedKind
         | SasError::PolicyNotFound
         | SasError::SignatureMismatch { .. }
-        | SasError::OutsideTimeWindow) => ApiError::AuthenticationFailed(other.to_string()),
+        | SasError::OutsideTimeWindow
+        | SasError::KeyOutsideTimeWindow) => ApiError::AuthenticationFailed(other.to_string()),
     }
 }
 

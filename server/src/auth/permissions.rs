@@ -71,7 +71,7 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         SetContainerMetadata => need(C, "w", ServiceScope::None),
         DeleteContainer => need(C, "d", ServiceScope::None),
         LeaseContainer => need(C, lease, ServiceScope::None),
-        GetContainerAcl | SetContainerAcl => return None,
+        GetContainerAcl | SetContainerAcl | GetUserDelegationKey => return None,
         ListBlobs => need(C, "l", ServiceScope::Container),
         PutBlob | CopyBlob | PutBlobFromUrl => SasNeed {
             create_only_needs_absent: true,

@@ -33,6 +33,8 @@ use hmac::{Hmac, Mac};
 use percent_encoding::percent_decode_str;
 use sha2::Sha256;
 
+use super::delegation::{self, Delegation, SignedFields};
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// Oldest `sv` Stowage verifies; earlier forms are refused (docs/wire/auth.md#shared-access-signatures).
@@ -47,9 +49,10 @@ const MAX_IDENTIFIER_CHARS: usize = 64;
 /// Query parameters that belong to a SAS token (docs/wire/requests.md#which-operation-a-request-is). They are
 /// removed from the operation's view of the query and never count as unknown
 /// parameters. (`api-version` is not a token field.)
-pub const SAS_PARAMETERS: [&str; 24] = [
+pub const SAS_PARAMETERS: [&str; 31] = [
     "sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "sr", "si", "sig", "ses", "sdd", "rscc",
-    "rscd", "rsce", "rscl", "rsct", "skoid", "sktid", "skt", "ske", "sks", "skv",
+    "rscd", "rsce", "rscl", "rsct", "skoid", "sktid", "skt", "ske", "sks", "skv", "saoid", "suoid",
+    "scid", "skdutid", "sduoid", "srh", "srq",
 ];
 
 /// Whether a (decoded) query parameter name is a SAS token parameter.
@@ -260,6 +263,10 @@ pub struct SasToken {
     pub ip_range: Option<Ipv4Range>,
     /// `spr=https`: plain HTTP is refused.
     pub https_only: bool,
+    /// The user delegation fields (`skoid`, `sktid`, ...) of a user
+    /// delegation SAS, which is signed with a delegation key instead of the
+    /// account key and otherwise checked as a service SAS.
+    pub delegation: Option<Box<Delegation>>,
 }
 
 /// A stored access policy (`SignedIdentifier` of the container ACL) as
@@ -319,9 +326,10 @@ pub enum SasError {
     /// `403 AuthenticationFailed` ("Signature fields not well formed.",
     /// unverified text).
     Malformed(&'static str),
-    /// A user delegation SAS (`skoid`/`sktid`), `sv` older than 2015-04-05,
-    /// or `sr=d` (hierarchical namespace). **Stowage:** not supported.
-    /// Answer: `403 AuthenticationFailed`.
+    /// `sv` older than 2015-04-05 (2018-11-09 for a user delegation SAS),
+    /// `sr=d` (hierarchical namespace), or a user delegation SAS tied to a
+    /// second identity or to request headers (`sduoid`, `skdutid`, `srh`,
+    /// `srq`). **Stowage:** not supported. Answer: `403 AuthenticationFailed`.
     UnsupportedKind,
     /// `si` names no policy of the container (never existed, deleted,
     /// renamed). Answer: `403 AuthenticationFailed`.
@@ -339,6 +347,10 @@ pub enum SasError {
     /// Before `st` or at/after `se`. Answer: `403 AuthenticationFailed`
     /// ("Signature not valid in the specified time frame", unverified).
     OutsideTimeWindow,
+    /// A user delegation SAS whose key is not valid now (before `skt` or
+    /// at/after `ske`). Answer: `403 AuthenticationFailed` (detail text
+    /// unverified).
+    KeyOutsideTimeWindow,
     /// The client address (here, empty when unknown) is outside `sip`.
     /// Answer: `403 AuthorizationSourceIPMismatch`.
     SourceIpMismatch(String),
@@ -377,6 +389,9 @@ impl fmt::Display for SasError {
             }
             Self::OutsideTimeWindow => {
                 f.write_str("Signature not valid in the specified time frame")
+            }
+            Self::KeyOutsideTimeWindow => {
+                f.write_str("The user delegation key is not valid in the specified time frame")
             }
             Self::SourceIpMismatch(ip) => write!(f, "source IP {ip} is outside sip"),
             Self::ProtocolMismatch => f.write_str("the signature requires HTTPS"),
@@ -426,9 +441,6 @@ pub fn parse_sas(raw_query: &str) -> Option<Result<SasToken, SasError>> {
 
 fn build_token(mut fields: BTreeMap<&'static str, String>) -> Result<SasToken, SasError> {
     let mut take = |name: &str| fields.remove(name).filter(|value| !value.is_empty());
-    if take("skoid").is_some() || take("sktid").is_some() {
-        return Err(SasError::UnsupportedKind);
-    }
     let sig = take("sig").ok_or(SasError::Malformed("sig is empty"))?;
     let sv = take("sv").ok_or(SasError::Malformed("sv is missing"))?;
     if !is_version(&sv) {
@@ -437,7 +449,13 @@ fn build_token(mut fields: BTreeMap<&'static str, String>) -> Result<SasToken, S
     if sv.as_str() < MIN_SIGNED_VERSION {
         return Err(SasError::UnsupportedKind);
     }
+    let delegation = delegation::parse(&mut take, &sv)?.map(Box::new);
     let (ss, srt, sr) = (take("ss"), take("srt"), take("sr"));
+    if delegation.is_some() && (sr.is_none() || ss.is_some() || srt.is_some()) {
+        return Err(SasError::Malformed(
+            "a user delegation SAS has sr and no ss, srt",
+        ));
+    }
     let kind = if ss.is_some() && srt.is_some() {
         SasKind::Account
     } else if sr.is_some() {
@@ -480,6 +498,11 @@ fn build_token(mut fields: BTreeMap<&'static str, String>) -> Result<SasToken, S
         Some(_) => return Err(SasError::Malformed("spr is neither https nor https,http")),
     };
     let si = take("si");
+    if delegation.is_some() && si.is_some() {
+        return Err(SasError::Malformed(
+            "a user delegation SAS cannot name a stored access policy",
+        ));
+    }
     if si
         .as_ref()
         .is_some_and(|si| si.chars().count() > MAX_IDENTIFIER_CHARS)
@@ -513,6 +536,7 @@ fn build_token(mut fields: BTreeMap<&'static str, String>) -> Result<SasToken, S
         expiry,
         ip_range,
         https_only,
+        delegation,
     })
 }
 
@@ -545,13 +569,23 @@ pub fn verify_sas(
     policy: Option<&StoredPolicy>,
 ) -> Result<SasGrant, SasError> {
     let effective = merge_policy(token, policy)?;
-    let string_to_sign = string_to_sign(token, req);
-    if !signature_matches(keys, &string_to_sign, &token.sig) {
+    let candidates = strings_to_sign(token, req);
+    let signing_keys: Vec<Vec<u8>> = keys.iter().map(|k| signing_key(token, req, k)).collect();
+    if !candidates
+        .iter()
+        .any(|s| signature_matches(&signing_keys, s, &token.sig))
+    {
+        let string_to_sign = candidates.into_iter().next().unwrap_or_default();
         return Err(SasError::SignatureMismatch { string_to_sign });
     }
     let not_yet_valid = effective.start.is_some_and(|start| req.now < start);
     if not_yet_valid || req.now >= effective.expiry {
         return Err(SasError::OutsideTimeWindow);
+    }
+    if let Some(d) = &token.delegation
+        && !d.key_valid_at(req.now)
+    {
+        return Err(SasError::KeyOutsideTimeWindow);
     }
     if let Some(range) = token.ip_range
         && !req.client_ip.is_some_and(|ip| range.contains(ip))
@@ -587,10 +621,66 @@ pub fn verify_sas(
     })
 }
 
-/// The string the client signed: docs/wire/auth.md#shared-access-signatures (service SAS, layout chosen by `sv`)
-/// or docs/wire/auth.md#account-sas (account SAS). Fields are the token's own, so a field that comes
-/// from a stored policy signs as an empty line.
+/// The key that signs `token`: the account key (decoded), or for a user
+/// delegation SAS the delegation key derived from it and the token's key
+/// fields.
+pub fn signing_key(token: &SasToken, req: &SasRequest, account_key: &[u8]) -> Vec<u8> {
+    match &token.delegation {
+        Some(d) => delegation::derive_key(account_key, req.account, &d.key_fields()),
+        None => account_key.to_vec(),
+    }
+}
+
+/// The string the client signed: docs/wire/auth.md#shared-access-signatures (service SAS, layout chosen by `sv`),
+/// docs/wire/auth.md#account-sas (account SAS), or the user delegation layout (the primary one of
+/// [`delegation::strings_to_sign`]). Fields are the token's own, so a field
+/// that comes from a stored policy signs as an empty line.
 pub fn string_to_sign(token: &SasToken, req: &SasRequest) -> String {
+    strings_to_sign(token, req)
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+}
+
+/// Every string a client may have signed for `token`, the primary first:
+/// one, except for user delegation layouts that clients write two ways.
+fn strings_to_sign(token: &SasToken, req: &SasRequest) -> Vec<String> {
+    if let Some(d) = &token.delegation {
+        fn field(value: &Option<String>) -> &str {
+            value.as_deref().unwrap_or("")
+        }
+        let snapshot = match token.resource {
+            Some(SignedResource::BlobSnapshot | SignedResource::BlobVersion) => {
+                req.snapshot.unwrap_or("")
+            }
+            _ => "",
+        };
+        let resource = canonicalized_resource(token.resource, req);
+        let fields = SignedFields {
+            sp: field(&token.sp),
+            st: field(&token.st),
+            se: field(&token.se),
+            canonicalized_resource: &resource,
+            sip: field(&token.sip),
+            spr: field(&token.spr),
+            sv: &token.sv,
+            sr: field(&token.sr),
+            snapshot,
+            ses: field(&token.ses),
+            overrides: [
+                field(&token.rscc),
+                field(&token.rscd),
+                field(&token.rsce),
+                field(&token.rscl),
+                field(&token.rsct),
+            ],
+        };
+        return delegation::strings_to_sign(d, &fields);
+    }
+    vec![account_or_service_string_to_sign(token, req)]
+}
+
+fn account_or_service_string_to_sign(token: &SasToken, req: &SasRequest) -> String {
     let field = |value: &Option<String>| value.as_deref().unwrap_or("").to_owned();
     let with_scope = token.sv.as_str() >= ENCRYPTION_SCOPE_VERSION;
     match token.kind {

@@ -283,9 +283,12 @@ fn token_without_kind_fields_is_malformed() {
 }
 
 #[test]
-fn user_delegation_and_directory_sas_are_unsupported() {
+fn incomplete_user_delegation_and_directory_sas_are_refused() {
     let query = format!("{}&skoid=00000000-0000&sig=x", encode_query(READ_BLOB));
-    assert_eq!(parse_sas(&query), Some(Err(SasError::UnsupportedKind)));
+    assert_eq!(
+        parse_sas(&query),
+        Some(Err(SasError::Malformed("sktid is missing")))
+    );
     let query = format!("{}&sig=x", encode_query(&with(READ_BLOB, "sr", Some("d"))));
     assert_eq!(parse_sas(&query), Some(Err(SasError::UnsupportedKind)));
 }

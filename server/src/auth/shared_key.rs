@@ -81,7 +81,8 @@ pub enum SharedKeyError {
     /// a known scheme. Answer: `400 InvalidAuthenticationInfo` (unverified;
     /// the service may answer 403).
     Malformed,
-    /// An OAuth `Bearer` token. **Stowage:** OAuth is out of scope.
+    /// An OAuth `Bearer` token on a server without `--oauth basic` (with
+    /// it, bearer tokens never reach Shared Key: see `auth::bearer`).
     /// Answer: `403 AuthenticationFailed`.
     BearerNotSupported,
     /// The header's account is not the account in the URL.
@@ -117,7 +118,9 @@ impl fmt::Display for SharedKeyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Malformed => f.write_str("malformed Authorization header"),
-            Self::BearerNotSupported => f.write_str("OAuth bearer tokens are not supported"),
+            Self::BearerNotSupported => f.write_str(
+                "OAuth bearer tokens are not accepted: the server runs without --oauth basic",
+            ),
             Self::AccountMismatch => {
                 f.write_str("the Authorization header names another account than the URL")
             }

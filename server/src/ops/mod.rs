@@ -10,6 +10,7 @@ mod container;
 mod copy;
 mod from_url;
 mod lease;
+mod oauth;
 mod params;
 mod service;
 
@@ -28,6 +29,7 @@ pub(crate) enum Operation {
     GetBlobServiceProperties,
     GetBlobServiceStats,
     GetAccountInformation,
+    GetUserDelegationKey,
     CreateContainer,
     GetContainerProperties,
     GetContainerMetadata,
@@ -71,7 +73,6 @@ const NOT_IMPLEMENTED_COMP: &[&str] = &[
     "undelete",
     "expiry",
     "query",
-    "userdelegationkey",
     "incrementalcopy",
     "rename",
     "immutabilitypolicies",
@@ -96,6 +97,7 @@ const KNOWN_COMP: &[&str] = &[
     "pagelist",
     "tags",
     "stats",
+    "userdelegationkey",
 ];
 
 /// The facts of a request that choose its operation.
@@ -163,6 +165,9 @@ impl Operation {
                 (Some("service"), Some("properties")) if put => Ok(SetBlobServiceProperties),
                 (Some("service"), Some("properties")) => verb(GetBlobServiceProperties, get),
                 (Some("service"), Some("stats")) => verb(GetBlobServiceStats, get),
+                (Some("service"), Some("userdelegationkey")) => {
+                    verb(GetUserDelegationKey, m == Method::POST)
+                }
                 _ => Err(ApiError::InvalidUri),
             },
             Level::Container => match (k.restype, k.comp) {
@@ -259,7 +264,8 @@ impl Operation {
             | PutPage
             | SetBlobTags
             | SealAppendBlob
-            | BlobBatch => false,
+            | BlobBatch
+            | GetUserDelegationKey => false,
         }
     }
 }
@@ -278,6 +284,7 @@ pub(crate) async fn dispatch(
         GetBlobServiceProperties => service::get_blob_service_properties(ctx).await,
         GetBlobServiceStats => service::get_blob_service_stats(ctx),
         GetAccountInformation => service::get_account_information(ctx).await,
+        GetUserDelegationKey => oauth::get_user_delegation_key(ctx, body).await,
         CreateContainer => container::create_container(ctx).await,
         GetContainerProperties => container::get_container_properties(ctx).await,
         GetContainerMetadata => container::get_container_metadata(ctx).await,

@@ -481,6 +481,24 @@ fn every_row_of_the_dispatch_table() {
             Err("UnsupportedHttpVerb"),
         ),
         (
+            "POST",
+            Account,
+            Some("service"),
+            Some("userdelegationkey"),
+            false,
+            false,
+            Ok(GetUserDelegationKey),
+        ),
+        (
+            "GET",
+            Account,
+            Some("service"),
+            Some("userdelegationkey"),
+            false,
+            false,
+            Err("UnsupportedHttpVerb"),
+        ),
+        (
             "PUT",
             Blob,
             None,
@@ -529,6 +547,7 @@ fn only_reads_are_served_on_the_secondary() {
         CorsPreflight,
     ];
     let writes = [
+        GetUserDelegationKey,
         SetBlobServiceProperties,
         CreateContainer,
         SetContainerMetadata,

@@ -6,6 +6,7 @@ mod block_list;
 mod listing;
 mod service_properties;
 mod text;
+mod user_delegation_key;
 
 use bytes::Bytes;
 
@@ -15,6 +16,7 @@ pub(crate) use listing::{BlobInclude, Echo, list_blobs, list_containers};
 pub(crate) use service_properties::{
     default_service_properties, merge_service_properties, service_stats,
 };
+pub(crate) use user_delegation_key::{parse_key_info, user_delegation_key};
 
 /// A document is kept in pieces of about this size: a listing page of
 /// megabytes is never one allocation, nor copied whole on its way out.
