@@ -9,6 +9,7 @@ mod blob;
 mod block;
 mod container;
 mod copy;
+pub(crate) mod cors;
 mod lease;
 mod params;
 mod service;
@@ -300,7 +301,8 @@ pub(crate) async fn dispatch(
         BlobBatch => batch::blob_batch(ctx, body).await,
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
-        PutBlobFromUrl | PutPage | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
+        CorsPreflight => cors::preflight_blob_request(&ctx.req, &ctx.state, ctx.account()).await,
+        PutBlobFromUrl | PutPage | GetPageRanges | SetBlobTags | GetBlobTags => {
             Err(ApiError::NotImplemented)
         }
     }
