@@ -1,11 +1,11 @@
 //! The `StorageServiceProperties` document of Get/Set Blob Service
 //! Properties (spec/10-operations.md §S2, §S3).
 //!
-//! Stowage keeps the document per account; none of its settings has an
-//! effect yet (CORS and `DefaultServiceVersion` are the ones the spec gives
-//! effects, and neither is needed by the SDKs). Set merges the top-level
-//! elements it is sent into the stored ones ("an element that is absent
-//! keeps its stored value").
+//! Stowage keeps the document per account; of its settings only the CORS
+//! rules have an effect (read by [`super::cors_rules`], applied by
+//! `crate::cors`; `docs/wire/cors.md`). Set merges the top-level elements it
+//! is sent into the stored ones ("an element that is absent keeps its stored
+//! value").
 
 use quick_xml::Reader;
 use quick_xml::events::Event;
