@@ -13,8 +13,12 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 /// The account's CORS rules, in order; none when its service properties
-/// were never set (or the account is unknown).
+/// were never set or the account is not configured (not even looked up:
+/// the store remembers every account it is asked about).
 async fn rules(state: &AppState, account: &str) -> Result<Vec<CorsRule>, ApiError> {
+    if state.accounts.get(account).is_none() {
+        return Ok(Vec::new());
+    }
     Ok(state
         .store
         .get_service_properties(account)

@@ -439,3 +439,21 @@ async fn without_rules_no_answer_has_cors_headers() {
         assert!(cors_headers(&r).is_empty(), "{:?}", cors_headers(&r));
     }
 }
+
+#[tokio::test]
+async fn an_unknown_account_has_no_rules() {
+    let server = TestServer::start_in_memory().await;
+    let client = server.client();
+    set_cors(&client, &rule("*", "GET,PUT", "*", "*", 60)).await;
+    let stranger = client.with_prefix("/nosuchaccount");
+    let r = preflight(&stranger, "/c/b", Some(APP), Some("PUT"), None).await;
+    r.assert_error(403, "CorsPreflightFailure");
+    let r = stranger
+        .get("/c/b")
+        .anonymous()
+        .header("origin", APP)
+        .send()
+        .await;
+    assert_eq!(r.status, 404);
+    assert!(cors_headers(&r).is_empty(), "{:?}", cors_headers(&r));
+}
