@@ -16,16 +16,86 @@ pub(crate) fn cors_rules(doc: &str) -> Vec<CorsRule> {
     if !doc.contains("CorsRule") {
         return Vec::new();
     }
-    read(doc).unwrap_or_default()
+    read(doc).map(|(rules, _)| rules).unwrap_or_default()
 }
 
-fn read(doc: &str) -> Result<Vec<CorsRule>, ApiError> {
+/// Methods a rule may allow: the reference's list (DELETE, GET, HEAD,
+/// MERGE, POST, OPTIONS, PUT) and the later PATCH, CONNECT and TRACE of
+/// the management API's enumeration.
+const METHODS: [&str; 10] = [
+    "DELETE", "GET", "HEAD", "MERGE", "POST", "OPTIONS", "PUT", "PATCH", "CONNECT", "TRACE",
+];
+/// Longest origin, allowed header or exposed header.
+const MAX_ENTRY: usize = 256;
+/// Literal and prefixed header names per list.
+const MAX_LITERAL_HEADERS: usize = 64;
+const MAX_PREFIXED_HEADERS: usize = 2;
+/// All rule values together, tags excluded.
+const MAX_RULES_TEXT: usize = 2048;
+
+/// The reference's limits on the rules of a Set Blob Service Properties
+/// body: origins and methods present, methods the service knows,
+/// `MaxAgeInSeconds` a whole number, entries of at most 256 characters, at
+/// most 64 literal and 2 prefixed headers per list, 2 KB of values in all.
+///
+/// # Errors
+/// `InvalidXmlNodeValue` for a rule outside them; `InvalidXmlDocument` for
+/// text XML does not allow.
+pub(crate) fn check_cors_rules(update: &str) -> Result<(), ApiError> {
+    if !update.contains("CorsRule") {
+        return Ok(());
+    }
+    let (rules, facts) = read(update)?;
+    let bad = || ApiError::InvalidXmlNodeValue;
+    if facts.bad_max_age || facts.value_chars > MAX_RULES_TEXT {
+        return Err(bad());
+    }
+    for r in &rules {
+        if r.origins.is_empty() || r.methods.is_empty() {
+            return Err(bad());
+        }
+        if !r
+            .methods
+            .iter()
+            .all(|m| METHODS.iter().any(|k| k.eq_ignore_ascii_case(m)))
+        {
+            return Err(bad());
+        }
+        for list in [&r.allowed_headers, &r.exposed_headers] {
+            let prefixed = list.iter().filter(|h| h.ends_with('*')).count();
+            if prefixed > MAX_PREFIXED_HEADERS || list.len() - prefixed > MAX_LITERAL_HEADERS {
+                return Err(bad());
+            }
+        }
+        let entries = r
+            .origins
+            .iter()
+            .chain(&r.allowed_headers)
+            .chain(&r.exposed_headers);
+        if entries.into_iter().any(|e| e.chars().count() > MAX_ENTRY) {
+            return Err(bad());
+        }
+    }
+    Ok(())
+}
+
+/// What [`read`] saw besides the rules.
+#[derive(Default)]
+struct Facts {
+    /// Characters of rule values, trimmed.
+    value_chars: usize,
+    /// A `MaxAgeInSeconds` that is not a whole number.
+    bad_max_age: bool,
+}
+
+fn read(doc: &str) -> Result<(Vec<CorsRule>, Facts), ApiError> {
     let doc = doc.strip_prefix('\u{FEFF}').unwrap_or(doc);
     let mut reader = Reader::from_str(doc);
     let mut path: Vec<String> = Vec::new();
     let mut text = String::new();
     let mut rules = Vec::new();
     let mut rule = CorsRule::default();
+    let mut facts = Facts::default();
     loop {
         match reader
             .read_event()
@@ -51,14 +121,18 @@ fn read(doc: &str) -> Result<Vec<CorsRule>, ApiError> {
             Event::End(_) => {
                 let name = path.pop().ok_or(ApiError::InvalidXmlDocument)?;
                 let in_rule = path.len() == 3 && path[1] == "Cors" && path[2] == "CorsRule";
+                if in_rule {
+                    facts.value_chars += text.trim().chars().count();
+                }
                 match name.as_str() {
                     "AllowedOrigins" if in_rule => rule.origins = list(&text),
                     "AllowedMethods" if in_rule => rule.methods = list(&text),
                     "AllowedHeaders" if in_rule => rule.allowed_headers = list(&text),
                     "ExposedHeaders" if in_rule => rule.exposed_headers = list(&text),
-                    "MaxAgeInSeconds" if in_rule => {
-                        rule.max_age = text.trim().parse().unwrap_or(0);
-                    }
+                    "MaxAgeInSeconds" if in_rule => match text.trim().parse() {
+                        Ok(n) => rule.max_age = n,
+                        Err(_) => facts.bad_max_age = true,
+                    },
                     "CorsRule" if path.len() == 2 && path[1] == "Cors" => {
                         rules.push(std::mem::take(&mut rule));
                     }
@@ -70,7 +144,7 @@ fn read(doc: &str) -> Result<Vec<CorsRule>, ApiError> {
             _ => {}
         }
     }
-    Ok(rules)
+    Ok((rules, facts))
 }
 
 #[cfg(test)]
@@ -114,6 +188,75 @@ mod tests {
             "not xml <CorsRule>".to_owned(),
         ] {
             assert!(cors_rules(&doc).is_empty(), "{doc}");
+        }
+    }
+
+    #[test]
+    fn set_checks_the_reference_limits() {
+        let doc = |rule: &str| {
+            format!("<StorageServiceProperties><Cors>{rule}</Cors></StorageServiceProperties>")
+        };
+        let rule = |origins: &str, methods: &str, allowed: &str, max_age: &str| {
+            doc(&format!(
+                "<CorsRule><AllowedOrigins>{origins}</AllowedOrigins>\
+                 <AllowedMethods>{methods}</AllowedMethods><AllowedHeaders>{allowed}</AllowedHeaders>\
+                 <ExposedHeaders>x-ms-meta-*</ExposedHeaders><MaxAgeInSeconds>{max_age}</MaxAgeInSeconds></CorsRule>"
+            ))
+        };
+        let long = format!("http://{}.test", "a".repeat(250));
+        let literals = (0..65)
+            .map(|i| format!("h{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let many = (0..60)
+            .map(|i| format!("http://origin-number-{i:03}.example.test"))
+            .collect::<Vec<_>>()
+            .join(",");
+        // (document, accepted, why)
+        let table = [
+            (rule("*", "GET,PUT", "", "0"), true, "the SDK's defaults"),
+            (
+                rule(
+                    "http://a.test",
+                    "DELETE,GET,HEAD,MERGE,POST,OPTIONS,PUT,PATCH",
+                    "x-ms-meta-*,x-ms-blob-*",
+                    "86400",
+                ),
+                true,
+                "every method, two prefixes",
+            ),
+            (
+                doc(
+                    "<CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods></CorsRule>",
+                ),
+                true,
+                "optional elements left out",
+            ),
+            (doc(""), true, "no rules"),
+            (rule("", "GET", "", "0"), false, "no origin"),
+            (rule("*", "", "", "0"), false, "no method"),
+            (rule("*", "GET,FETCH", "", "0"), false, "unknown method"),
+            (rule("*", "GET", "", "ten"), false, "max age not a number"),
+            (rule("*", "GET", "", "-1"), false, "negative max age"),
+            (
+                rule(&long, "GET", "", "0"),
+                false,
+                "origin over 256 characters",
+            ),
+            (
+                rule("*", "GET", "a*,b*,c*", "0"),
+                false,
+                "three prefixed headers",
+            ),
+            (
+                rule("*", "GET", &literals, "0"),
+                false,
+                "65 literal headers",
+            ),
+            (rule(&many, "GET", "", "0"), false, "over 2 KB of values"),
+        ];
+        for (doc, accepted, why) in table {
+            assert_eq!(check_cors_rules(&doc).is_ok(), accepted, "{why}");
         }
     }
 

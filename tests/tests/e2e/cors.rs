@@ -457,3 +457,29 @@ async fn an_unknown_account_has_no_rules() {
     assert_eq!(r.status, 404);
     assert!(cors_headers(&r).is_empty(), "{:?}", cors_headers(&r));
 }
+
+#[tokio::test]
+async fn set_refuses_rules_outside_the_reference_limits_and_keeps_the_old_ones() {
+    let server = TestServer::start_in_memory().await;
+    let client = server.client();
+    set_cors(&client, &rule(APP, "PUT", "", "", 10)).await;
+    let long_origin = format!("http://{}.test", "a".repeat(260));
+    for bad in [
+        rule(APP, "PUT,FETCH", "", "", 10),
+        rule(APP, "PUT", "", "", 0).replace("<MaxAgeInSeconds>0<", "<MaxAgeInSeconds>soon<"),
+        rule(&long_origin, "PUT", "", "", 10),
+        rule(APP, "PUT", "a*,b*,c*", "", 10),
+        "<CorsRule><AllowedMethods>GET</AllowedMethods></CorsRule>".to_owned(),
+    ] {
+        let body =
+            format!("<StorageServiceProperties><Cors>{bad}</Cors></StorageServiceProperties>");
+        let r = client
+            .put("/?restype=service&comp=properties")
+            .body(body)
+            .send()
+            .await;
+        r.assert_error(400, "InvalidXmlNodeValue");
+    }
+    let r = preflight(&client, "/c/b", Some(APP), Some("PUT"), None).await;
+    assert_eq!(r.header("access-control-max-age").as_deref(), Some("10"));
+}
