@@ -130,6 +130,13 @@ pub enum ApiError {
     /// A write sent to the read-only secondary endpoint.
     #[error("write to the secondary endpoint")]
     WriteToSecondary,
+    /// A preflight `OPTIONS` that no CORS rule allows.
+    #[error("CORS preflight refused")]
+    CorsPreflightFailure,
+    /// A preflight `OPTIONS` without `Origin` or
+    /// `Access-Control-Request-Method`.
+    #[error("missing CORS header {0}")]
+    MissingCorsHeader(&'static str),
     /// The source of a copy may not be read: `status` is the source's own
     /// answer (401 no credentials, 403 refused credentials, 404 missing),
     /// `code` its error code.
@@ -378,6 +385,18 @@ impl ApiError {
                 "InsufficientAccountPermissions",
                 "Write operations to the secondary location are not allowed.",
             ),
+            ApiError::CorsPreflightFailure => answer(
+                403,
+                "CorsPreflightFailure",
+                "CORS not enabled or no matching rule found for this request.",
+            ),
+            // The emulator's answer; the reference names only the status.
+            ApiError::MissingCorsHeader(name) => answer(
+                400,
+                "InvalidHeaderValue",
+                "A required CORS header is not present.",
+            )
+            .with("HeaderName", *name),
             ApiError::CannotVerifyCopySource { status, code } => {
                 let message = copy_source_message(code);
                 answer(*status, "CannotVerifyCopySource", message)
@@ -788,6 +807,12 @@ mod tests {
                 "BothCrc64AndMd5RangeHeaderPresent",
             ),
             (ApiError::NotImplemented, 501, "NotImplemented"),
+            (ApiError::CorsPreflightFailure, 403, "CorsPreflightFailure"),
+            (
+                ApiError::MissingCorsHeader("Origin"),
+                400,
+                "InvalidHeaderValue",
+            ),
             (
                 ApiError::ExceedsMaxBatchRequestCount,
                 400,

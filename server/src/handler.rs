@@ -152,7 +152,7 @@ async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>
     let meta_names = req
         .conn_data::<std::rc::Rc<Connection>>()
         .and_then(|c| c.next_request_names());
-    let (result, version) = process(&req, body, state, meta_names).await;
+    let (result, version, account) = process(&req, body, state.clone(), meta_names).await;
     let mut response = match result {
         Ok(r) => r,
         Err(e) => error_response(&req, &e, &request_id, now),
@@ -173,16 +173,25 @@ async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>
             id.clone(),
         );
     }
+    // Last, so that an `ExposedHeaders` prefix sees every header; on error
+    // answers too, or a browser could not show the page why it failed.
+    if req.method() != Method::OPTIONS
+        && let Some(account) = &account
+    {
+        ops::cors::add_actual_headers(&req, &state, account, &mut response).await;
+    }
     response
 }
 
-/// Parse, authenticate, dispatch. Returns the version to report with the answer.
+/// Parse, authenticate, dispatch. Returns the version to report with the
+/// answer, and the addressed account once the path named one.
 async fn process(
     req: &HttpRequest,
     body: web::Payload,
     state: Arc<AppState>,
     meta_names: Option<Vec<String>>,
-) -> (Result<HttpResponse, ApiError>, String) {
+) -> (Result<HttpResponse, ApiError>, String, Option<String>) {
+    let mut account = None;
     // Read as bytes: a value that is not visible ASCII is a malformed
     // version to refuse, not an absent one.
     let requested = req
@@ -209,6 +218,12 @@ async fn process(
             None
         };
         let target = Target::resolve(host_account.as_deref(), req.path())?;
+        account = Some(target.account.clone());
+        // A preflight carries no credentials and is answered from the
+        // service's CORS rules alone (docs/wire/cors.md).
+        if req.method() == Method::OPTIONS {
+            return ops::cors::preflight_blob_request(req, &state, &target.account).await;
+        }
         let credentials = auth::authenticate(req, &target, &state)?;
         let bearer = credentials.bearer_identity();
         if matches!(credentials, Credentials::Anonymous)
@@ -278,7 +293,7 @@ async fn process(
         ops::dispatch(op, &ctx, body).await
     }
     .await;
-    (result, version)
+    (result, version, account)
 }
 
 fn error_response(

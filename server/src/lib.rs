@@ -31,6 +31,7 @@ pub mod auth;
 pub mod benching;
 mod body;
 mod config;
+mod cors;
 pub mod data_dir;
 mod error;
 pub mod fuzzing;

@@ -16,6 +16,7 @@ mod e2e {
     mod contention;
     mod copy;
     mod copy_sources;
+    mod cors;
     mod durability;
     mod errors;
     mod from_url;

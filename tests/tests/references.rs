@@ -50,7 +50,6 @@ const TOP_FILES: &[&str] = &[
 const PENDING: &[&str] = &[
     "docs/wire/tags.md",
     "docs/wire/tiers.md",
-    "docs/wire/cors.md",
 ];
 
 /// Directories never read: build output, installed packages, fuzz inputs.

@@ -7,6 +7,7 @@ mod body;
 mod containers;
 mod copy;
 mod leases;
+mod service_cache;
 mod snapshots;
 
 use std::path::PathBuf;
@@ -110,6 +111,7 @@ pub(crate) struct Inner {
     pub(crate) pins: Arc<Pins>,
     pub(crate) space: Arc<Space>,
     pub(crate) config: StoreConfig,
+    pub(crate) service_cache: service_cache::ServiceCache,
 }
 
 impl Store {
@@ -175,6 +177,7 @@ impl Store {
                 pins: Arc::new(Pins::default()),
                 space,
                 config,
+                service_cache: service_cache::ServiceCache::default(),
             }),
         };
         store.sweep_orphans().await?;
@@ -185,16 +188,28 @@ impl Store {
         self.inner.clock.now()
     }
 
-    /// The stored Blob service properties document of `account`, if one was set.
+    /// The stored Blob service properties document of `account`, if one was
+    /// set. Answered from memory after the first read (the store's own
+    /// writes keep that copy current).
     ///
     /// # Errors
     /// Database failures.
-    pub async fn get_service_properties(&self, account: &str) -> Result<Option<String>> {
-        let account = account.to_owned();
-        self.inner
+    pub async fn get_service_properties(&self, account: &str) -> Result<Option<Arc<str>>> {
+        let generation = match self.inner.service_cache.lookup(account) {
+            service_cache::Lookup::Hit(doc) => return Ok(doc),
+            service_cache::Lookup::Miss { generation } => generation,
+        };
+        let owned = account.to_owned();
+        let doc: Option<Arc<str>> = self
+            .inner
             .db
-            .call(move |conn| meta::get_service_properties(conn, &account))
-            .await
+            .call(move |conn| meta::get_service_properties(conn, &owned))
+            .await?
+            .map(Arc::from);
+        self.inner
+            .service_cache
+            .fill(account, generation, doc.clone());
+        Ok(doc)
     }
 
     /// Stores the Blob service properties document of `account` (the server
@@ -203,11 +218,14 @@ impl Store {
     /// # Errors
     /// Database failures.
     pub async fn set_service_properties(&self, account: &str, document: String) -> Result<()> {
-        let account = account.to_owned();
+        let doc: Arc<str> = Arc::from(document);
+        let (owned, written) = (account.to_owned(), doc.clone());
         self.inner
             .db
-            .write(move |tx| meta::set_service_properties(tx, &account, &document))
-            .await
+            .write(move |tx| meta::set_service_properties(tx, &owned, &written))
+            .await?;
+        self.inner.service_cache.replace(account, doc);
+        Ok(())
     }
 
     /// Lists containers (docs/wire/listing.md#list-containers).

@@ -8,6 +8,7 @@ mod blob;
 mod block;
 mod container;
 mod copy;
+pub(crate) mod cors;
 mod from_url;
 mod lease;
 mod oauth;
@@ -314,7 +315,8 @@ pub(crate) async fn dispatch(
         BlobBatch => batch::blob_batch(ctx, body).await,
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
-        PutPage | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
+        CorsPreflight => cors::preflight_blob_request(&ctx.req, &ctx.state, ctx.account()).await,
+        PutPage | GetPageRanges | SetBlobTags | GetBlobTags => {
             Err(ApiError::NotImplemented)
         }
     }

@@ -54,7 +54,7 @@ pub(crate) async fn set_blob_service_properties(
         .store()
         .get_service_properties(ctx.account())
         .await?
-        .unwrap_or_else(xml::default_service_properties);
+        .map_or_else(xml::default_service_properties, |d| d.to_string());
     let merged = xml::merge_service_properties(&stored, update)?;
     ctx.store()
         .set_service_properties(ctx.account(), merged)
@@ -69,7 +69,7 @@ pub(crate) async fn get_blob_service_properties(
         .store()
         .get_service_properties(ctx.account())
         .await?
-        .unwrap_or_else(xml::default_service_properties);
+        .map_or_else(xml::default_service_properties, |d| d.to_string());
     Ok(HttpResponse::Ok().content_type("application/xml").body(doc))
 }
 

@@ -1,11 +1,11 @@
 //! The `StorageServiceProperties` document of Get/Set Blob Service
 //! Properties (docs/wire/service.md#set-blob-service-properties, docs/wire/service.md#get-blob-service-properties).
 //!
-//! Stowage keeps the document per account; none of its settings has an
-//! effect yet (CORS and `DefaultServiceVersion` are the ones the spec gives
-//! effects, and neither is needed by the SDKs). Set merges the top-level
-//! elements it is sent into the stored ones ("an element that is absent
-//! keeps its stored value").
+//! Stowage keeps the document per account; of its settings only the CORS
+//! rules have an effect (read by [`super::cors_rules`], applied by
+//! `crate::cors`; `docs/wire/cors.md`). Set merges the top-level elements it
+//! is sent into the stored ones ("an element that is absent keeps its stored
+//! value").
 
 use quick_xml::Reader;
 use quick_xml::events::Event;
@@ -123,7 +123,9 @@ fn top_level(doc: &str) -> Result<Vec<(String, String)>, ApiError> {
 /// `InvalidXmlDocument` / `InvalidXmlNodeValue` for a bad `update`.
 pub(crate) fn merge_service_properties(stored: &str, update: &str) -> Result<String, ApiError> {
     let mut elements = top_level(stored)?;
-    for (name, xml) in top_level(update)? {
+    let updates = top_level(update)?;
+    super::cors_rules::check_cors_rules(update)?;
+    for (name, xml) in updates {
         match elements.iter_mut().find(|(n, _)| *n == name) {
             Some(slot) => slot.1 = xml,
             None => elements.push((name, xml)),
@@ -167,7 +169,8 @@ mod tests {
     #[test]
     fn set_replaces_only_the_elements_it_sends() {
         let update = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<StorageServiceProperties>\n  \
-                      <Cors><CorsRule><AllowedOrigins>http://example.test</AllowedOrigins></CorsRule></Cors>\n  \
+                      <Cors><CorsRule><AllowedOrigins>http://example.test</AllowedOrigins>\
+                      <AllowedMethods>GET</AllowedMethods></CorsRule></Cors>\n  \
                       <DefaultServiceVersion>2021-10-04</DefaultServiceVersion>\n</StorageServiceProperties>";
         let merged = merge_service_properties(&default_service_properties(), update).unwrap();
         assert!(merged.contains("<Logging><Version>1.0</Version>"));
@@ -206,7 +209,7 @@ mod tests {
     #[test]
     fn a_byte_order_mark_is_not_part_of_the_elements() {
         let update = "<StorageServiceProperties><Ab\u{e9}/><Cors><CorsRule>\
-                      <AllowedOrigins>*</AllowedOrigins></CorsRule></Cors></StorageServiceProperties>";
+                      <AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods></CorsRule></Cors></StorageServiceProperties>";
         let stored = default_service_properties();
         let plain = merge_service_properties(&stored, update).unwrap();
         let with_bom = merge_service_properties(&stored, &format!("\u{FEFF}{update}")).unwrap();
