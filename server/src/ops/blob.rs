@@ -94,7 +94,13 @@ pub(crate) async fn put_blob(
     }
     let conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Create)?;
-    let transactional = h.transactional()?;
+    let mut transactional = h.transactional()?;
+    if blob_type == BlobType::BlockBlob && h.has("x-ms-blob-content-md5") {
+        // x-ms-blob-content-md5 takes precedence: it is the MD5 checked
+        // against the body (as the blob's stored MD5), and Content-MD5 beside
+        // it is not (docs/wire/blobs.md#put-blob).
+        transactional.md5 = None;
+    }
     let input = PutBlobInput {
         account: ctx.account().to_owned(),
         container: ctx.container()?,

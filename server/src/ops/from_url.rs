@@ -170,7 +170,9 @@ pub(crate) async fn put_block_from_url(ctx: &RequestContext) -> Result<HttpRespo
     let body = std::mem::replace(&mut source.body, Box::pin(futures::stream::empty()));
     let out = ctx.store().put_block(input, body).await?;
     let mut b = HttpResponse::Created();
-    checksums(ctx, &mut b, &source, false, &out.body_md5, out.body_crc64);
+    // The block's MD5 is always answered, sent or not (the reference: "computed
+    // by Blob Storage"; the SDKs' own tests read it back).
+    checksums(ctx, &mut b, &source, true, &out.body_md5, out.body_crc64);
     b.insert_header(("x-ms-request-server-encrypted", "true"));
     Ok(b.finish())
 }

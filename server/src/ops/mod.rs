@@ -316,9 +316,7 @@ pub(crate) async fn dispatch(
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
         CorsPreflight => cors::preflight_blob_request(&ctx.req, &ctx.state, ctx.account()).await,
-        PutPage | GetPageRanges | SetBlobTags | GetBlobTags => {
-            Err(ApiError::NotImplemented)
-        }
+        PutPage | GetPageRanges | SetBlobTags | GetBlobTags => Err(ApiError::NotImplemented),
     }
 }
 

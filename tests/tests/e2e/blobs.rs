@@ -524,7 +524,7 @@ async fn put_blob_of_another_type_still_honours_conditions_and_leases() {
 }
 
 #[tokio::test]
-async fn put_blob_checks_x_ms_blob_content_md5_against_the_body() {
+async fn put_blob_checks_x_ms_blob_content_md5_against_the_body_before_content_md5() {
     let server = TestServer::start().await;
     let c = server.client();
     let name = setup(&c).await;
@@ -541,8 +541,20 @@ async fn put_blob_checks_x_ms_blob_content_md5_against_the_body() {
         .send()
         .await
         .assert_error(404, "BlobNotFound");
-    // Both headers: each must match the body.
+    // Both headers: x-ms-blob-content-md5 takes precedence, so a wrong one
+    // fails beside a right Content-MD5, and a wrong Content-MD5 beside a
+    // right one is not looked at.
     let right = md5_b64(b"payload");
+    let r = c
+        .put(&format!("/{name}/b"))
+        .header("x-ms-blob-type", "BlockBlob")
+        .header("content-md5", &wrong)
+        .header("x-ms-blob-content-md5", &right)
+        .body(&b"payload"[..])
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.header("content-md5").as_deref(), Some(right.as_str()));
     let r = c
         .put(&format!("/{name}/b"))
         .header("x-ms-blob-type", "BlockBlob")

@@ -73,6 +73,7 @@ async fn put_block_from_url_stages_the_source_or_a_range_of_it() {
     let (c, url) = source(&server, &body).await;
     let r = put_block_from_url(&server, &c, 1, &url, Some("bytes=0-99999")).await;
     assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.header("content-md5"), Some(md5_b64(&body[..100_000])));
     assert_eq!(
         r.header("x-ms-request-server-encrypted").as_deref(),
         Some("true")
