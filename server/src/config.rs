@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use stowage_blobstore::StoreConfig;
+use stowage_blobstore::{DEFAULT_REHYDRATE_DELAY, StoreConfig};
 
 use crate::accounts::{Accounts, AccountsError};
 
@@ -56,6 +56,15 @@ pub struct Config {
     /// Worker threads serving HTTP (default: one per core).
     #[arg(long = "workers")]
     pub workers: Option<usize>,
+    /// Seconds a rehydration out of the archive tier takes (Set Blob Tier
+    /// from Archive to Hot, Cool or Cold). The service takes hours.
+    #[arg(long = "rehydrateDelay", value_name = "SECONDS", default_value_t = DEFAULT_REHYDRATE_DELAY.as_secs())]
+    pub rehydrate_delay: u64,
+    /// TEST ONLY: run on a manual clock that starts at the system time and
+    /// moves only when `POST /_stowage/test-clock?advance=<seconds>` asks
+    /// (a request that exists only in this mode). Never for real data.
+    #[arg(long = "testClock", env = "STOWAGE_TEST_CLOCK", hide = true)]
+    pub test_clock: bool,
     /// `name1:key1[:key2];…`, replacing the development account.
     #[arg(long = "accounts", env = "AZURITE_ACCOUNTS", hide_env_values = true)]
     pub accounts: Option<String>,
@@ -188,11 +197,12 @@ pub const GC_INTERVAL: Duration = Duration::from_secs(10);
 impl Config {
     /// The store configuration these flags describe.
     pub fn store_config(&self) -> StoreConfig {
-        if self.in_memory_persistence {
+        let config = if self.in_memory_persistence {
             StoreConfig::in_memory()
         } else {
             StoreConfig::at(&self.location)
-        }
+        };
+        config.with_rehydrate_delay(Duration::from_secs(self.rehydrate_delay))
     }
 
     /// One line for each given emulator flag that has no effect here,

@@ -142,6 +142,7 @@ impl TestServer {
             clock: clock.clone(),
             product_style_urls,
             loose,
+            test_clock: None,
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();

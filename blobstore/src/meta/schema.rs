@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 7;
+const SCHEMA_VERSION: i64 = 8;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -40,6 +40,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 7 {
         conn.execute_batch(V7)?;
+    }
+    if version < 8 {
+        to_v8(conn)?;
     }
     Ok(())
 }
@@ -150,6 +153,24 @@ const V7: &str = "
     PRAGMA user_version = 7;
     COMMIT;
 ";
+
+/// Version 8: access tiers. When Set Blob Tier last changed the tier, and a
+/// pending rehydration out of the archive tier (target, priority, the time
+/// it completes). Every blob written before has none.
+fn to_v8(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "
+        BEGIN;
+        ALTER TABLE blobs ADD COLUMN access_tier_changed_at INTEGER;
+        ALTER TABLE blobs ADD COLUMN rehydrate_to TEXT;
+        ALTER TABLE blobs ADD COLUMN rehydrate_priority TEXT;
+        ALTER TABLE blobs ADD COLUMN rehydrate_done_at INTEGER;
+        PRAGMA user_version = 8;
+        COMMIT;
+        ",
+    )?;
+    Ok(())
+}
 
 fn create_v1(conn: &Connection) -> Result<()> {
     conn.execute_batch(

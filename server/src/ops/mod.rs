@@ -12,6 +12,7 @@ mod copy;
 mod lease;
 mod params;
 mod service;
+mod tiers;
 
 use actix_web::HttpResponse;
 use actix_web::http::Method;
@@ -58,13 +59,13 @@ pub(crate) enum Operation {
     GetPageRanges,
     SetBlobTags,
     GetBlobTags,
+    SetBlobTier,
     BlobBatch,
     CorsPreflight,
 }
 
 /// `comp` values of the service that Stowage does not implement.
 const NOT_IMPLEMENTED_COMP: &[&str] = &[
-    "tier",
     "blobs",
     "undelete",
     "expiry",
@@ -94,6 +95,7 @@ const KNOWN_COMP: &[&str] = &[
     "pagelist",
     "tags",
     "stats",
+    "tier",
 ];
 
 /// The facts of a request that choose its operation.
@@ -207,6 +209,7 @@ impl Operation {
                 Some("pagelist") => verb(GetPageRanges, get),
                 Some("tags") if put => Ok(SetBlobTags),
                 Some("tags") => verb(GetBlobTags, get),
+                Some("tier") => verb(SetBlobTier, put),
                 Some(_) => Err(ApiError::UnsupportedHttpVerb),
             },
         }
@@ -255,6 +258,7 @@ impl Operation {
             | PutPage
             | SetBlobTags
             | SealAppendBlob
+            | SetBlobTier
             | BlobBatch => false,
         }
     }
@@ -298,6 +302,7 @@ pub(crate) async fn dispatch(
         CopyBlob => copy::copy_blob(ctx).await,
         AbortCopyBlob => copy::abort_copy_blob(ctx).await,
         BlobBatch => batch::blob_batch(ctx, body).await,
+        SetBlobTier => tiers::set_blob_tier(ctx).await,
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
         PutBlobFromUrl | PutPage | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
