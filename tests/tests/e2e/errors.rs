@@ -192,7 +192,10 @@ async fn every_response_success_or_error_has_request_id_version_and_date() {
             c.get(&format!("/{name}?restype=container&comp=bogus")),
         ),
         ("unsupported verb", c.delete("/?comp=list")),
-        ("not implemented", c.put(&format!("/{name}/b?comp=undelete"))),
+        (
+            "not implemented",
+            c.put(&format!("/{name}/b?comp=undelete")),
+        ),
         ("anonymous", c.get(&format!("/{name}/b")).anonymous()),
         (
             "bad signature",
