@@ -63,7 +63,12 @@ pub struct Config {
     /// TEST ONLY: run on a manual clock that starts at the system time and
     /// moves only when `POST /_stowage/test-clock?advance=<seconds>` asks
     /// (a request that exists only in this mode). Never for real data.
-    #[arg(long = "testClock", env = "STOWAGE_TEST_CLOCK", hide = true)]
+    #[arg(
+        long = "testClock",
+        env = "STOWAGE_TEST_CLOCK",
+        hide = true,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub test_clock: bool,
     /// `name1:key1[:key2];…`, replacing the development account.
     #[arg(long = "accounts", env = "AZURITE_ACCOUNTS", hide_env_values = true)]
@@ -343,5 +348,25 @@ mod tests {
         assert_eq!(e.entry, "oops");
         let c = Config::try_parse_from(["stowage-server"]).unwrap();
         assert_eq!(c.accounts().unwrap(), Accounts::development());
+    }
+
+    #[test]
+    fn rehydrate_delay_and_the_test_clock_are_off_by_default() {
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        assert!(!c.test_clock);
+        assert_eq!(
+            c.store_config().rehydrate_delay,
+            stowage_blobstore::DEFAULT_REHYDRATE_DELAY
+        );
+        let c = Config::try_parse_from([
+            "stowage-server",
+            "--testClock",
+            "--rehydrateDelay",
+            "30",
+            "--inMemoryPersistence",
+        ])
+        .unwrap();
+        assert!(c.test_clock);
+        assert_eq!(c.store_config().rehydrate_delay, Duration::from_secs(30));
     }
 }
