@@ -135,6 +135,9 @@ impl Store {
                 // The service rehydrates an archived source into the new
                 // blob; Stowage refuses it (docs/wire/tiers.md).
                 source.tier.check_online(now)?;
+                if input.access_tier.is_some() && source.blob_type != crate::BlobType::BlockBlob {
+                    return Err(Error::AccessTierNotSupportedForBlobType);
+                }
                 if let (Some(expected), Some(computed)) =
                     (input.expected_md5, source.content.content_md5.as_deref())
                     && expected[..] != *computed

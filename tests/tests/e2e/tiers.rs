@@ -379,4 +379,20 @@ async fn block_lists_and_copies_take_the_tier_they_name() {
         .send()
         .await
         .assert_error(409, "BlobArchived");
+    // A copy of an append blob takes no tier.
+    let r = c
+        .put(&format!("/{ctr}/log"))
+        .header("x-ms-blob-type", "AppendBlob")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    c.put(&format!("/{ctr}/log-copy"))
+        .header(
+            "x-ms-copy-source",
+            &format!("{}/{ACCOUNT}/{ctr}/log", server.base),
+        )
+        .header("x-ms-access-tier", "Cool")
+        .send()
+        .await
+        .assert_error(400, "AccessTierNotSupportedForBlobType");
 }
