@@ -483,6 +483,38 @@ pub(crate) mod tests {
         );
     }
 
+    /// A version 7 database gains the tier columns, empty for the blobs
+    /// already there (their tier, if any, stays in `access_tier`).
+    #[test]
+    fn a_version_7_database_gains_the_tier_columns() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE blobs DROP COLUMN access_tier_changed_at;
+             ALTER TABLE blobs DROP COLUMN rehydrate_to;
+             ALTER TABLE blobs DROP COLUMN rehydrate_priority;
+             ALTER TABLE blobs DROP COLUMN rehydrate_done_at;
+             PRAGMA user_version = 7;
+             INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
+             INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
+                 size, etag, last_modified, creation_time, metadata, access_tier)
+             VALUES (1, 'b', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '', 'Cool');",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        let row: (String, Option<i64>, Option<String>) = conn
+            .query_row(
+                "SELECT access_tier, access_tier_changed_at, rehydrate_to FROM blobs",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(row, ("Cool".to_owned(), None, None));
+    }
+
     #[test]
     fn a_database_from_a_newer_server_is_refused() {
         let conn = Connection::open_in_memory().unwrap();
