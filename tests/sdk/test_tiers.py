@@ -14,15 +14,19 @@ batch call, so the account scope is covered by the Rust e2e suite.
 import os
 import shutil
 import urllib.request
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from azure.core.exceptions import HttpResponseError
 from azure.storage.blob import (
+    BlobClient,
+    BlobSasPermissions,
     BlobServiceClient,
     PartialBatchErrorException,
     RehydratePriority,
     StandardBlobTier,
+    generate_blob_sas,
 )
 
 import conftest
@@ -212,3 +216,36 @@ def test_a_batch_rehydration_completes_too(clock_server, clock_container):
         blob = clock_container.get_blob_client(name)
         assert blob.get_blob_properties().blob_tier == "Cold"
         assert blob.download_blob().readall() == name.encode()
+
+
+def test_a_version_id_names_no_version(container):
+    """Versioning is off: a Set Blob Tier naming a version finds nothing."""
+    container.upload_blob("b", b"data")
+    version = container.get_blob_client("b", version_id="2024-09-03T10:15:07.0000000Z")
+    with pytest.raises(HttpResponseError) as e:
+        version.set_standard_blob_tier("Cool")
+    assert (e.value.status_code, error_code(e)) == (404, "BlobNotFound")
+
+
+def test_a_sas_needs_write_permission(container):
+    container.upload_blob("b", b"data")
+    expiry = datetime.now(timezone.utc) + timedelta(hours=1)
+
+    def client_with(permission):
+        sas = generate_blob_sas(
+            ACCOUNT_NAME,
+            container.container_name,
+            "b",
+            account_key=ACCOUNT_KEY,
+            permission=permission,
+            expiry=expiry,
+        )
+        return BlobClient.from_blob_url(
+            container.get_blob_client("b").url, credential=sas, **CLIENT_OPTIONS
+        )
+
+    client_with(BlobSasPermissions(write=True)).set_standard_blob_tier("Cool")
+    assert container.get_blob_client("b").get_blob_properties().blob_tier == "Cool"
+    with pytest.raises(HttpResponseError) as e:
+        client_with(BlobSasPermissions(read=True)).set_standard_blob_tier("Hot")
+    assert (e.value.status_code, error_code(e)) == (403, "AuthorizationPermissionMismatch")
