@@ -74,6 +74,15 @@ pub enum Error {
         "The CRC64 value specified in the request did not match the CRC64 value calculated by the server."
     )]
     Crc64Mismatch,
+    /// Reading or changing the content or properties of an archived blob.
+    #[error("This operation is not permitted on an archived blob.")]
+    BlobArchived,
+    /// The same, while a rehydration out of the archive tier is pending.
+    #[error("This operation is not permitted because the blob is being rehydrated.")]
+    BlobBeingRehydrated,
+    /// An access tier on a blob that is not a block blob.
+    #[error("The access tier is not supported for this blob type.")]
+    AccessTierNotSupportedForBlobType,
     /// An append to a sealed append blob.
     #[error("This operation is not permitted as the blob is sealed.")]
     BlobIsSealed,

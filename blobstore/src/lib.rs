@@ -40,6 +40,7 @@ mod pins;
 mod ranges;
 mod space;
 mod store;
+mod tiers;
 mod timestamps;
 
 pub use conditions::{AppendConditions, ConditionFailure, ConditionKind, Conditions, EtagMatch};
@@ -59,13 +60,17 @@ pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
-    CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DeleteBlobInput,
-    DeleteContainerInput, DeleteSnapshots, GetBlobInput, GetBlobOutput, GetBlockListInput,
-    GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
-    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
-    SetBlobPropertiesInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
-    SnapshotBlobOutput, SourceAccess, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
+    CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DEFAULT_REHYDRATE_DELAY,
+    DeleteBlobInput, DeleteContainerInput, DeleteSnapshots, GetBlobInput, GetBlobOutput,
+    GetBlockListInput, GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput,
+    MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput,
+    PutBlockInput, PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
+    SetBlobPropertiesInput, SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput,
+    SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store, StoreConfig,
+    UNCOMMITTED_BLOCK_LIFETIME,
+};
+pub use tiers::{
+    AccessTier, RehydratePriority, Rehydration, SetTier, SetTierOutcome, TierProperties, TierRecord,
 };
 pub use timestamps::{from_nanos, iso8601_7, to_nanos};
 

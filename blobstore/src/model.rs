@@ -176,8 +176,8 @@ pub struct BlobProperties {
     pub lease: LeaseProperties,
     /// Number of committed blocks (append blobs).
     pub committed_block_count: Option<u64>,
-    /// The access tier set explicitly, if any (reported as `Hot` otherwise).
-    pub access_tier: Option<String>,
+    /// The access tier at the time of the request (block blobs).
+    pub tier: crate::TierProperties,
     /// Copy properties, when the blob is a Copy Blob destination not
     /// modified since.
     pub copy: Option<CopyProperties>,

@@ -102,6 +102,7 @@ async fn suite(store: &Store, clock: &ManualClock) {
     concurrent_create_only_puts_one_wins(store).await;
     a_pinned_reader_gets_its_whole_version(store, clock).await;
     garbage_is_collected_after_the_grace_period(store, clock).await;
+    a_rehydration_completes_when_its_delay_has_passed(store, clock).await;
 }
 
 // ---------------------------------------------------------------------------
@@ -846,4 +847,48 @@ async fn a_blob_stages_at_most_100000_blocks() {
         .await
         .unwrap();
     stage(limit).await.unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Tiers
+
+async fn a_rehydration_completes_when_its_delay_has_passed(store: &Store, clock: &ManualClock) {
+    use stowage_blobstore::{
+        AccessTier, DEFAULT_REHYDRATE_DELAY, Error, RehydratePriority, SetBlobTierInput,
+        SetTierOutcome,
+    };
+    create_container(store, "eng-tier").await;
+    let out = put(store, "eng-tier", "a", b"archived").await;
+    let set = |tier, priority| SetBlobTierInput {
+        account: "devstoreaccount1".into(),
+        container: container("eng-tier"),
+        blob: blob("a"),
+        snapshot: None,
+        tier,
+        priority,
+        lease_id: None,
+    };
+    let outcome = store.set_blob_tier(set(AccessTier::Archive, None)).await;
+    assert_eq!(outcome.unwrap(), SetTierOutcome::Done);
+    let err = store
+        .get_blob(get_input("eng-tier", "a"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::BlobArchived), "{err:?}");
+    let outcome = store
+        .set_blob_tier(set(AccessTier::Cool, Some(RehydratePriority::High)))
+        .await;
+    assert_eq!(outcome.unwrap(), SetTierOutcome::Pending);
+    let props = store
+        .get_blob_properties(get_input("eng-tier", "a"))
+        .await
+        .unwrap();
+    assert_eq!(props.tier.tier, AccessTier::Archive);
+    assert_eq!(props.tier.rehydrating_to, Some(AccessTier::Cool));
+    assert_eq!(props.version, out.version, "the ETag does not move");
+    clock.advance(DEFAULT_REHYDRATE_DELAY);
+    let got = store.get_blob(get_input("eng-tier", "a")).await.unwrap();
+    assert_eq!(got.properties.tier.tier, AccessTier::Cool);
+    assert_eq!(got.properties.tier.rehydrating_to, None);
+    assert_eq!(read_all(got.body).await, b"archived");
 }

@@ -270,6 +270,8 @@ pub struct BlobProperties {
     pub copy: Option<CopyProperties>,
     /// The access tier of a block blob.
     pub access_tier: Option<String>,
+    /// The rest of what a block blob reports about its tier.
+    pub tier_info: crate::TierInfo,
 }
 
 /// Properties of a container.
@@ -411,6 +413,7 @@ impl BlobProperties {
             committed_block_count: header_u64(headers, "x-ms-blob-committed-block-count"),
             copy,
             access_tier: owned(header(headers, "x-ms-access-tier")),
+            tier_info: crate::TierInfo::from_headers(headers),
         })
     }
 
@@ -457,6 +460,7 @@ impl BlobProperties {
             committed_block_count: None,
             copy,
             access_tier: p.non_empty("AccessTier"),
+            tier_info: crate::TierInfo::from_listing(p),
         }
     }
 }

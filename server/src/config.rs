@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use stowage_blobstore::StoreConfig;
+use stowage_blobstore::{DEFAULT_REHYDRATE_DELAY, StoreConfig};
 
 use crate::accounts::{Accounts, AccountsError};
 
@@ -61,6 +61,20 @@ pub struct Config {
     /// Delegation Key. Needs HTTPS (`--cert`, `--key`).
     #[arg(long = "oauth", value_enum)]
     pub oauth: Option<OAuthLevel>,
+    /// Seconds a rehydration out of the archive tier takes (Set Blob Tier
+    /// from Archive to Hot, Cool or Cold). The service takes hours.
+    #[arg(long = "rehydrateDelay", value_name = "SECONDS", default_value_t = DEFAULT_REHYDRATE_DELAY.as_secs())]
+    pub rehydrate_delay: u64,
+    /// TEST ONLY: run on a manual clock that starts at the system time and
+    /// moves only when `POST /_stowage/test-clock?advance=<seconds>` asks
+    /// (a request that exists only in this mode). Never for real data.
+    #[arg(
+        long = "testClock",
+        env = "STOWAGE_TEST_CLOCK",
+        hide = true,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub test_clock: bool,
     /// `name1:key1[:key2];…`, replacing the development account.
     #[arg(long = "accounts", env = "AZURITE_ACCOUNTS", hide_env_values = true)]
     pub accounts: Option<String>,
@@ -192,11 +206,12 @@ pub const GC_INTERVAL: Duration = Duration::from_secs(10);
 impl Config {
     /// The store configuration these flags describe.
     pub fn store_config(&self) -> StoreConfig {
-        if self.in_memory_persistence {
+        let config = if self.in_memory_persistence {
             StoreConfig::in_memory()
         } else {
             StoreConfig::at(&self.location)
-        }
+        };
+        config.with_rehydrate_delay(Duration::from_secs(self.rehydrate_delay))
     }
 
     /// One line for each given emulator flag that has no effect here,
@@ -370,5 +385,25 @@ mod tests {
         assert_eq!(e.entry, "oops");
         let c = Config::try_parse_from(["stowage-server"]).unwrap();
         assert_eq!(c.accounts().unwrap(), Accounts::development());
+    }
+
+    #[test]
+    fn rehydrate_delay_and_the_test_clock_are_off_by_default() {
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        assert!(!c.test_clock);
+        assert_eq!(
+            c.store_config().rehydrate_delay,
+            stowage_blobstore::DEFAULT_REHYDRATE_DELAY
+        );
+        let c = Config::try_parse_from([
+            "stowage-server",
+            "--testClock",
+            "--rehydrateDelay",
+            "30",
+            "--inMemoryPersistence",
+        ])
+        .unwrap();
+        assert!(c.test_clock);
+        assert_eq!(c.store_config().rehydrate_delay, Duration::from_secs(30));
     }
 }

@@ -534,6 +534,21 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
             "Crc64Mismatch",
             "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.",
         ),
+        StoreError::BlobArchived => answer(
+            409,
+            "BlobArchived",
+            "This operation is not permitted on an archived blob.",
+        ),
+        StoreError::BlobBeingRehydrated => answer(
+            409,
+            "BlobBeingRehydrated",
+            "This operation is not permitted because the blob is being rehydrated.",
+        ),
+        StoreError::AccessTierNotSupportedForBlobType => answer(
+            400,
+            "AccessTierNotSupportedForBlobType",
+            "The access tier is not supported for this blob type.",
+        ),
         StoreError::BlobIsSealed => answer(
             409,
             "BlobIsSealed",
@@ -796,6 +811,17 @@ mod tests {
             (ApiError::UnsupportedHttpVerb, 405, "UnsupportedHttpVerb"),
             (StoreError::Crc64Mismatch.into(), 400, "Crc64Mismatch"),
             (StoreError::BlobIsSealed.into(), 409, "BlobIsSealed"),
+            (StoreError::BlobArchived.into(), 409, "BlobArchived"),
+            (
+                StoreError::BlobBeingRehydrated.into(),
+                409,
+                "BlobBeingRehydrated",
+            ),
+            (
+                StoreError::AccessTierNotSupportedForBlobType.into(),
+                400,
+                "AccessTierNotSupportedForBlobType",
+            ),
             (
                 ApiError::BothCrc64AndMd5HeaderPresent,
                 400,

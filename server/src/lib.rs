@@ -20,6 +20,7 @@
 //!     product_style_urls: true,
 //!     loose: false,
 //!     oauth: false,
+//!     test_clock: None,
 //! });
 //! let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 //! serve(listener, state, 1, None)?.await?;
@@ -44,6 +45,7 @@ mod request;
 mod response;
 mod state;
 mod target;
+pub mod test_clock;
 mod transport;
 mod version;
 mod xml;

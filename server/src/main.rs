@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser as _;
-use stowage_blobstore::{Store, SystemClock};
+use stowage_blobstore::{Clock, ManualClock, Store, SystemClock};
 use stowage_server::{AppState, Config, GC_INTERVAL, serve_until};
 use tokio_util::sync::CancellationToken;
 
@@ -94,7 +94,16 @@ fn main() -> anyhow::Result<()> {
         Some(stowage_server::data_dir::claim(&config.location)?)
     };
     actix_web::rt::System::new().block_on(async move {
-        let clock = Arc::new(SystemClock);
+        let test_clock = config.test_clock.then(|| {
+            tracing::warn!(
+                "--testClock: time moves only when a test moves it; never use this for real data"
+            );
+            Arc::new(ManualClock::new(SystemClock.now()))
+        });
+        let clock: Arc<dyn Clock> = match &test_clock {
+            Some(manual) => manual.clone(),
+            None => Arc::new(SystemClock),
+        };
         let store = Store::open(config.store_config(), clock.clone())
             .await
             .context("opening the data directory")?;
@@ -109,6 +118,7 @@ fn main() -> anyhow::Result<()> {
             product_style_urls: !config.disable_product_style_url,
             loose: config.loose,
             oauth,
+            test_clock,
         });
         let scheme = if tls.is_some() { "https" } else { "http" };
         // actix-server stops on the same signals: SIGTERM gracefully,

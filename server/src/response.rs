@@ -112,6 +112,24 @@ pub(crate) fn md5_base64(md5: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(md5)
 }
 
+/// The tier headers of Get Blob Properties for a block blob
+/// (docs/wire/tiers.md).
+pub(crate) fn tier(b: &mut HttpResponseBuilder, t: &stowage_blobstore::TierProperties) {
+    b.insert_header(("x-ms-access-tier", t.tier.as_str()));
+    if t.inferred {
+        b.insert_header(("x-ms-access-tier-inferred", "true"));
+    }
+    if let Some(at) = t.changed_at {
+        b.insert_header(("x-ms-access-tier-change-time", http_date(at)));
+    }
+    if let Some(status) = t.archive_status() {
+        b.insert_header(("x-ms-archive-status", status));
+    }
+    if let Some(p) = t.rehydrate_priority {
+        b.insert_header(("x-ms-rehydrate-priority", p.as_str()));
+    }
+}
+
 /// The properties headers of Get Blob and Get Blob Properties
 /// (docs/wire/blobs.md#get-blob, docs/wire/blobs.md#get-blob-properties), without length and range headers.
 pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use stowage_blobstore::{Clock, Store};
+use stowage_blobstore::{Clock, ManualClock, Store};
 
 use crate::accounts::Accounts;
 
@@ -26,4 +26,9 @@ pub struct AppState {
     /// `--oauth basic`: bearer tokens are accepted (over HTTPS) and Get User
     /// Delegation Key is served.
     pub oauth: bool,
+    /// The clock that `--testClock` (or `STOWAGE_TEST_CLOCK`) put in place
+    /// of the system clock, moved by the test-only request of
+    /// [`crate::test_clock`]; `None` otherwise, and then that request does
+    /// not exist.
+    pub test_clock: Option<Arc<ManualClock>>,
 }

@@ -42,7 +42,7 @@ _server_log_path = None
 class _Server:
     """A running stowage-server process whose output goes to a log file."""
 
-    def __init__(self, binary, data_dir, log_path):
+    def __init__(self, binary, data_dir, log_path, env=None):
         self.log_path = log_path
         self.tail = collections.deque(maxlen=200)
         self.port = None
@@ -63,6 +63,7 @@ class _Server:
             # Its own process group, so that stop() also ends any children
             # (STOWAGE_BIN may be a wrapper script).
             start_new_session=True,
+            env={**os.environ, **(env or {})},
         )
         self._reader = threading.Thread(target=self._read_output, daemon=True)
         self._reader.start()

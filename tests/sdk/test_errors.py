@@ -3,7 +3,6 @@
 
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
-from azure.storage.blob import StandardBlobTier
 
 from helpers import error_code, md5_b64, raises, unique_name
 
@@ -141,15 +140,14 @@ def test_blob_name_too_long_is_400(container):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda blob: blob.set_standard_blob_tier(StandardBlobTier.COOL),
         lambda blob: blob.undelete_blob(),
         lambda blob: blob.set_legal_hold(True),
     ],
-    ids=["set-tier", "undelete", "legal-hold"],
+    ids=["undelete", "legal-hold"],
 )
 def test_unimplemented_operations_are_501(container, call):
-    """Operations of the service that Stowage does not implement (tier,
-    undelete, legal hold, ...): 501 NotImplemented, never a 500 or a hang."""
+    """Operations of the service that Stowage does not implement
+    (undelete, legal hold, ...): 501 NotImplemented, never a 500 or a hang."""
     blob = container.get_blob_client("present")
     blob.upload_blob(b"x")
     with raises(HttpResponseError, 501, "NotImplemented"):

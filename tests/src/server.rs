@@ -143,6 +143,7 @@ impl TestServer {
             product_style_urls,
             loose,
             oauth: false,
+            test_clock: None,
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();

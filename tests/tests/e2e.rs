@@ -27,4 +27,5 @@ mod e2e {
     mod listing;
     mod oauth;
     mod snapshots;
+    mod tiers;
 }

@@ -9,6 +9,7 @@ mod large;
 mod listing;
 mod overwrite;
 mod small;
+mod tiers;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -93,6 +94,7 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
         ),
         "appenders" => (contention::CLIENTS, contention::appenders(ctx).await?),
         "overwrite" => (c, overwrite::overwrite(ctx).await?),
+        "set-tier" => (c, tiers::set_tier(ctx).await?),
         "probe" => (1, probe(ctx).await?),
         other => bail!("unknown workload {other:?}; known: {}", ALL.join(", ")),
     };

@@ -3,10 +3,11 @@
 use rusqlite::{Connection, Row, params};
 use stowage_leases::LeaseRecord;
 
-use super::lease_columns;
+use super::{lease_columns, tier_columns};
 use crate::timestamps::{from_nanos, to_nanos};
 use crate::{
-    BlobType, ContentProperties, CopyProperties, Error, Etag, Metadata, Result, Versioned,
+    BlobType, ContentProperties, CopyProperties, Error, Etag, Metadata, Result, TierRecord,
+    Versioned,
 };
 
 /// One extent of a blob version's content, in order.
@@ -35,7 +36,7 @@ pub(crate) struct BlobRow {
     pub content: ContentProperties,
     pub metadata: Metadata,
     pub committed_block_count: Option<u64>,
-    pub access_tier: Option<String>,
+    pub tier: TierRecord,
     pub copy: Option<CopyProperties>,
     pub lease: LeaseRecord,
     /// A sealed append blob takes no more appends.
@@ -55,7 +56,7 @@ pub(crate) struct NewBlob {
     pub content: ContentProperties,
     pub metadata: Metadata,
     pub committed_block_count: Option<u64>,
-    pub access_tier: Option<String>,
+    pub tier: TierRecord,
     pub copy: Option<CopyProperties>,
     pub lease: LeaseRecord,
     pub extents: Vec<ExtentRef>,
@@ -66,7 +67,8 @@ pub(crate) const BLOB_COLUMNS: &str = "id, name, snapshot, committed, blob_type,
     last_modified, creation_time, content_type, content_encoding, content_language, content_md5,
     cache_control, content_disposition, metadata, committed_block_count, access_tier,
     copy_id, copy_source, copy_progress, copy_completion_time,
-    lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken, sealed";
+    lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken, sealed,
+    access_tier_changed_at, rehydrate_to, rehydrate_priority, rehydrate_done_at";
 
 pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
     let snapshot: String = row.get(2)?;
@@ -95,7 +97,7 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
         },
         metadata: Metadata::decode(&row.get::<_, String>(15)?),
         committed_block_count: row.get::<_, Option<i64>>(16)?.map(|n| n as u64),
-        access_tier: row.get(17)?,
+        tier: tier_columns::read(row, 17, 28)?,
         copy: match row.get::<_, Option<String>>(18)? {
             Some(id) => Some(CopyProperties {
                 id,
@@ -231,11 +233,12 @@ fn take_extents(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
 /// Inserts a new blob version and its extents.
 pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> Result<i64> {
     let lease = lease_columns::values(&b.lease);
+    let tier = tier_columns::values(&b.tier);
     let copy = copy_values(&b.copy);
     conn.prepare_cached(&format!(
         "INSERT INTO blobs (container_id, is_base, {}) VALUES
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
         &BLOB_COLUMNS["id, ".len()..]
     ))?
     .execute(params![
@@ -257,7 +260,7 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
         b.content.content_disposition,
         b.metadata.encode(),
         b.committed_block_count.map(|n| n as i64),
-        b.access_tier,
+        tier.0,
         copy.0,
         copy.1,
         copy.2,
@@ -268,6 +271,10 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
         lease.3,
         lease.4,
         b.sealed,
+        tier.1,
+        tier.2,
+        tier.3,
+        tier.4,
     ])?;
     let id = conn.last_insert_rowid();
     insert_extents(conn, id, 0, &b.extents)?;
@@ -282,6 +289,7 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
     old.extend(super::blocks::take_blocks(conn, id)?);
     let lease = lease_columns::values(&b.lease);
     let copy = copy_values(&b.copy);
+    let tier = tier_columns::values(&b.tier);
     conn.prepare_cached(&format!(
         "UPDATE blobs SET committed = ?2, blob_type = ?3, size = ?4, etag = ?5,
             last_modified = ?6, content_type = ?7, content_encoding = ?8, content_language = ?9,
@@ -289,9 +297,11 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
             committed_block_count = ?14, access_tier = ?15,
             copy_id = ?16, copy_source = ?17, copy_progress = ?18, copy_completion_time = ?19,
             creation_time = ?20, sealed = ?26,
-            ({}) = (?21, ?22, ?23, ?24, ?25)
+            ({}) = (?21, ?22, ?23, ?24, ?25),
+            ({}) = (?27, ?28, ?29, ?30)
          WHERE id = ?1",
-        lease_columns::COLUMNS
+        lease_columns::COLUMNS,
+        tier_columns::CHANGE_COLUMNS,
     ))?
     .execute(params![
         id,
@@ -308,7 +318,7 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
         b.content.content_disposition,
         b.metadata.encode(),
         b.committed_block_count.map(|n| n as i64),
-        b.access_tier,
+        tier.0,
         copy.0,
         copy.1,
         copy.2,
@@ -320,6 +330,10 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
         lease.3,
         lease.4,
         b.sealed,
+        tier.1,
+        tier.2,
+        tier.3,
+        tier.4,
     ])?;
     insert_extents(conn, id, 0, &b.extents)?;
     Ok(old)
@@ -359,6 +373,18 @@ pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result
         lease.3,
         lease.4,
     ])?;
+    Ok(())
+}
+
+/// Writes the tier record of row `id` (Set Blob Tier: ETag and
+/// Last-Modified stay as they are).
+pub(crate) fn set_tier(conn: &Connection, id: i64, tier: &TierRecord) -> Result<()> {
+    let v = tier_columns::values(tier);
+    conn.prepare_cached(&format!(
+        "UPDATE blobs SET access_tier = ?2, ({}) = (?3, ?4, ?5, ?6) WHERE id = ?1",
+        tier_columns::CHANGE_COLUMNS
+    ))?
+    .execute(params![id, v.0, v.1, v.2, v.3, v.4])?;
     Ok(())
 }
 

@@ -17,6 +17,7 @@ mod listing;
 mod pool;
 mod schema;
 mod service;
+mod tier_columns;
 
 use std::path::Path;
 use std::sync::Arc;

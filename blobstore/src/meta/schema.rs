@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 7;
+const SCHEMA_VERSION: i64 = 8;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -40,6 +40,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 7 {
         conn.execute_batch(V7)?;
+    }
+    if version < 8 {
+        to_v8(conn)?;
     }
     Ok(())
 }
@@ -150,6 +153,24 @@ const V7: &str = "
     PRAGMA user_version = 7;
     COMMIT;
 ";
+
+/// Version 8: access tiers. When Set Blob Tier last changed the tier, and a
+/// pending rehydration out of the archive tier (target, priority, the time
+/// it completes). Every blob written before has none.
+fn to_v8(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "
+        BEGIN;
+        ALTER TABLE blobs ADD COLUMN access_tier_changed_at INTEGER;
+        ALTER TABLE blobs ADD COLUMN rehydrate_to TEXT;
+        ALTER TABLE blobs ADD COLUMN rehydrate_priority TEXT;
+        ALTER TABLE blobs ADD COLUMN rehydrate_done_at INTEGER;
+        PRAGMA user_version = 8;
+        COMMIT;
+        ",
+    )?;
+    Ok(())
+}
 
 fn create_v1(conn: &Connection) -> Result<()> {
     conn.execute_batch(
@@ -460,6 +481,38 @@ pub(crate) mod tests {
                 Some("text/plain".to_owned())
             ]
         );
+    }
+
+    /// A version 7 database gains the tier columns, empty for the blobs
+    /// already there (their tier, if any, stays in `access_tier`).
+    #[test]
+    fn a_version_7_database_gains_the_tier_columns() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE blobs DROP COLUMN access_tier_changed_at;
+             ALTER TABLE blobs DROP COLUMN rehydrate_to;
+             ALTER TABLE blobs DROP COLUMN rehydrate_priority;
+             ALTER TABLE blobs DROP COLUMN rehydrate_done_at;
+             PRAGMA user_version = 7;
+             INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
+             INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
+                 size, etag, last_modified, creation_time, metadata, access_tier)
+             VALUES (1, 'b', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '', 'Cool');",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        let row: (String, Option<i64>, Option<String>) = conn
+            .query_row(
+                "SELECT access_tier, access_tier_changed_at, rehydrate_to FROM blobs",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(row, ("Cool".to_owned(), None, None));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::{Store, blob_properties};
 use crate::conditions::{self, ConditionKind, Conditions, Current};
 use crate::extents::WrittenExtent;
 use crate::meta::{self, BlobRow, ExtentRef, NewBlob};
+use crate::{AccessTier, TierRecord};
 use crate::{
     BlobName, BlobProperties, BlobType, ByteRange, ContainerName, ContentProperties, Error,
     Metadata, Result, Versioned,
@@ -45,7 +46,7 @@ pub struct PutBlobInput {
     /// `Content-Length`, already checked against the size limit.
     pub content_length: u64,
     /// `x-ms-access-tier`, if set.
-    pub access_tier: Option<String>,
+    pub access_tier: Option<AccessTier>,
 }
 
 /// Output of Put Blob.
@@ -285,7 +286,7 @@ impl Store {
                     metadata: input.metadata.clone(),
                     committed_block_count: (input.blob_type == BlobType::AppendBlob).then_some(0),
                     sealed: false,
-                    access_tier: input.access_tier.clone(),
+                    tier: TierRecord::written(input.access_tier),
                     copy: None,
                     lease,
                     extents,
@@ -313,7 +314,8 @@ impl Store {
     ///
     /// # Errors
     /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals,
-    /// `InvalidRange`, database failures.
+    /// `InvalidRange`, `BlobArchived`, `BlobBeingRehydrated`, database
+    /// failures.
     pub async fn get_blob(&self, input: GetBlobInput) -> Result<GetBlobOutput> {
         let now = self.now();
         let pins = self.inner.pins.clone();
@@ -322,6 +324,7 @@ impl Store {
             .db
             .read_now(move |conn| {
                 let row = read_checked(conn, &input, now)?;
+                row.tier.check_online(now)?;
                 let range = match input.range {
                     Some(r) => Some(
                         r.resolve(row.size)
@@ -423,6 +426,7 @@ impl Store {
                 let mut row = require_committed(tx, container_id, &blob, None)?;
                 conditions::evaluate(&conditions, Some(current(&row)), ConditionKind::Write)?;
                 row.lease = lease_after_write(Some(&row), lease_id.as_ref(), now)?;
+                row.tier.check_online(now)?;
                 change(&mut row);
                 row.version = Versioned {
                     etag: store.inner.etags.next(now),

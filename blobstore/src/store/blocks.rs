@@ -12,6 +12,7 @@ use super::blobs::lease_after_write;
 use crate::conditions::{self, ConditionKind, Conditions, Current};
 use crate::extents::WrittenExtent;
 use crate::meta::{self, BlobRow, BlockRow, ExtentRef, NewBlob};
+use crate::{AccessTier, TierRecord};
 use crate::{
     BlobName, BlobType, ContainerName, ContentProperties, Error, Metadata, Result, Versioned,
 };
@@ -124,7 +125,7 @@ pub struct PutBlockListInput {
     /// `x-ms-lease-id`.
     pub lease_id: Option<LeaseId>,
     /// `x-ms-access-tier`.
-    pub access_tier: Option<String>,
+    pub access_tier: Option<AccessTier>,
 }
 
 /// Input of Get Block List.
@@ -244,7 +245,7 @@ impl Store {
                             metadata: Metadata::default(),
                             committed_block_count: None,
                             sealed: false,
-                            access_tier: None,
+                            tier: TierRecord::default(),
                             copy: None,
                             lease,
                             extents: Vec::new(),
@@ -336,7 +337,7 @@ impl Store {
                     metadata: input.metadata.clone(),
                     committed_block_count: None,
                     sealed: false,
-                    access_tier: input.access_tier.clone(),
+                    tier: TierRecord::written(input.access_tier),
                     copy: None,
                     lease,
                     extents,

@@ -8,6 +8,7 @@ use super::Store;
 use super::blobs::lease_after_write;
 use crate::conditions::{self, ConditionKind, Conditions, Current};
 use crate::meta::{self, NewBlob};
+use crate::{AccessTier, TierRecord};
 use crate::{
     BlobName, ContainerName, CopyProperties, Error, Metadata, PublicAccess, Result, Versioned,
 };
@@ -64,7 +65,7 @@ pub struct CopyBlobInput {
     /// Destination `x-ms-lease-id`.
     pub lease_id: Option<LeaseId>,
     /// `x-ms-access-tier`.
-    pub access_tier: Option<String>,
+    pub access_tier: Option<AccessTier>,
     /// `x-ms-source-content-md5` of Copy Blob From URL: must match the
     /// source's MD5 when the source has one.
     pub expected_md5: Option<[u8; 16]>,
@@ -134,6 +135,12 @@ impl Store {
                     Some(source_current),
                     ConditionKind::Source,
                 )?;
+                // The service rehydrates an archived source into the new
+                // blob; Stowage refuses it (docs/wire/tiers.md).
+                source.tier.check_online(now)?;
+                if input.access_tier.is_some() && source.blob_type != crate::BlobType::BlockBlob {
+                    return Err(Error::AccessTierNotSupportedForBlobType);
+                }
                 if let (Some(expected), Some(computed)) =
                     (input.expected_md5, source.content.content_md5.as_deref())
                     && expected[..] != *computed
@@ -179,7 +186,7 @@ impl Store {
                     metadata: input.metadata.clone().unwrap_or(source.metadata.clone()),
                     committed_block_count: source.committed_block_count,
                     sealed: input.seal && source.blob_type == crate::BlobType::AppendBlob,
-                    access_tier: input.access_tier.clone(),
+                    tier: TierRecord::written(input.access_tier),
                     copy: Some(CopyProperties {
                         id: copy_id.clone(),
                         source: input.source_header.clone(),

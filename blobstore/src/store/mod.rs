@@ -9,6 +9,7 @@ mod copy;
 mod leases;
 mod service_cache;
 mod snapshots;
+mod tiers;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,6 +42,7 @@ pub use containers::{
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
+pub use tiers::SetBlobTierInput;
 
 /// Where and how the store keeps its data; built once from the server's flags.
 #[derive(Clone, Debug)]
@@ -55,7 +57,13 @@ pub struct StoreConfig {
     /// when a write finds the disk full, so that deletes, lease actions and
     /// the garbage collector can still commit.
     pub disk_reserve: u64,
+    /// How long a rehydration out of the archive tier takes (the service
+    /// takes hours; an emulator's users should not wait that long).
+    pub rehydrate_delay: Duration,
 }
+
+/// The default [`StoreConfig::rehydrate_delay`].
+pub const DEFAULT_REHYDRATE_DELAY: Duration = Duration::from_secs(5);
 
 /// The default [`StoreConfig::disk_reserve`]: a delete commits a few pages,
 /// and a batch of the collector at most a few MiB of WAL.
@@ -69,6 +77,7 @@ impl StoreConfig {
             fsync: false,
             gc_grace: Duration::from_secs(30),
             disk_reserve: 0,
+            rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
         }
     }
 
@@ -79,12 +88,19 @@ impl StoreConfig {
             fsync: true,
             gc_grace: Duration::from_secs(30),
             disk_reserve: DEFAULT_DISK_RESERVE,
+            rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
         }
     }
 
     /// Sets the grace period of garbage extents.
     pub fn with_gc_grace(mut self, grace: Duration) -> StoreConfig {
         self.gc_grace = grace;
+        self
+    }
+
+    /// Sets how long a rehydration takes.
+    pub fn with_rehydrate_delay(mut self, delay: Duration) -> StoreConfig {
+        self.rehydrate_delay = delay;
         self
     }
 
@@ -292,7 +308,7 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         lease,
         committed_block_count: row.committed_block_count,
         sealed: row.sealed,
-        access_tier: row.access_tier,
+        tier: row.tier.properties(now),
         copy: row.copy,
     }
 }

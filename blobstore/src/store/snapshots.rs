@@ -42,7 +42,8 @@ impl Store {
     /// Snapshot Blob.
     ///
     /// # Errors
-    /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
+    /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals,
+    /// `BlobArchived` and `BlobBeingRehydrated`.
     pub async fn snapshot_blob(&self, input: SnapshotBlobInput) -> Result<SnapshotBlobOutput> {
         let now = self.now();
         let store = self.clone();
@@ -63,6 +64,7 @@ impl Store {
                     Resource::Blob,
                     now,
                 )?;
+                base.tier.check_online(now)?;
                 // Unique per blob: a second snapshot in the same 100 ns tick
                 // moves to the next tick (docs/wire/requests.md#dates-and-times).
                 let mut at = now;
@@ -93,7 +95,7 @@ impl Store {
                     metadata,
                     committed_block_count: base.committed_block_count,
                     sealed: base.sealed,
-                    access_tier: base.access_tier.clone(),
+                    tier: base.tier.settled(now),
                     copy: base.copy.clone(),
                     lease: LeaseRecord::default(),
                     extents: meta::blob_extents(tx, base.id)?,

@@ -81,7 +81,7 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
             need(O, "r", ServiceScope::Any)
         }
         SetBlobProperties | SetBlobMetadata | PutBlock | PutBlockFromUrl | PutBlockList
-        | PutPage | AbortCopyBlob | SealAppendBlob => need(O, "w", ServiceScope::Any),
+        | PutPage | AbortCopyBlob | SealAppendBlob | SetBlobTier => need(O, "w", ServiceScope::Any),
         AppendBlock | AppendBlockFromUrl => need(O, "aw", ServiceScope::Any),
         SnapshotBlob => need(O, "cw", ServiceScope::Any),
         LeaseBlob => need(O, lease, ServiceScope::Any),

@@ -1,10 +1,9 @@
-//! Blob Batch: several Delete Blob calls in one `multipart/mixed` request.
+//! Blob Batch: several Delete Blob or Set Blob Tier calls in one
+//! `multipart/mixed` request.
 //! Each sub-request goes through the same authentication and authorization
 //! as a top-level request, on its own credentials (Shared Key, signed with
 //! the batch's version when it has no `x-ms-version`, or a SAS in its URL).
 //! object_store's Azure backend deletes through it, even for one object.
-//! Set Blob Tier sub-requests are answered `501 NotImplemented` like Set
-//! Blob Tier itself.
 //!
 //! A batch without a Content-Type is refused as a whole with `400
 //! MissingRequiredHeader`. A batch that cannot be run as a whole for any
@@ -15,7 +14,7 @@
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, web};
 use percent_encoding::percent_decode_str;
-use stowage_blobstore::{BlobName, ContainerName};
+use stowage_blobstore::{BlobName, ContainerName, SetTierOutcome};
 
 use super::Operation;
 use super::batch_body::{self, BatchBodyError, SubRequest, SubResponse};
@@ -82,8 +81,14 @@ fn sub_requests(content_type: &str, body: &[u8]) -> Result<Vec<SubRequest>, ApiE
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     DeleteBlob,
-    /// Not served: answered `501 NotImplemented` like Set Blob Tier itself.
     SetBlobTier,
+}
+
+/// What a sub-request that succeeded did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Done {
+    Deleted,
+    Tiered(SetTierOutcome),
 }
 
 /// The operation a sub-request asks for, or an error for anything a batch
@@ -103,7 +108,7 @@ fn kind(sub: &SubRequest) -> Result<Kind, ApiError> {
 fn answer(
     ctx: &RequestContext,
     content_id: Option<String>,
-    result: Result<(), ApiError>,
+    result: Result<Done, ApiError>,
 ) -> SubResponse {
     let request_id = uuid::Uuid::new_v4().to_string();
     let mut headers = vec![
@@ -111,12 +116,18 @@ fn answer(
         ("x-ms-version", ctx.version.clone()),
     ];
     match result {
-        Ok(()) => {
-            headers.push(("x-ms-delete-type-permanent", "true".into()));
+        Ok(done) => {
+            let (status, reason) = match done {
+                Done::Deleted => {
+                    headers.push(("x-ms-delete-type-permanent", "true".into()));
+                    (202, "Accepted")
+                }
+                Done::Tiered(outcome) => super::tiers::status(outcome),
+            };
             SubResponse {
                 content_id,
-                status: 202,
-                reason: "Accepted".into(),
+                status,
+                reason: reason.into(),
                 headers,
                 body: None,
             }
@@ -143,7 +154,7 @@ fn answer(
 }
 
 /// Authenticates, authorizes and runs one sub-request.
-async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<(), ApiError> {
+async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<Done, ApiError> {
     let (raw_path, raw_query) = sub.target.split_once('?').unwrap_or((&sub.target, ""));
     let view = RequestView {
         method: &sub.method,
@@ -159,9 +170,10 @@ async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<(), ApiError>
             return Err(ApiError::InvalidInput);
         }
     }
-    let op = match kind(sub)? {
+    let kind = kind(sub)?;
+    let op = match kind {
         Kind::DeleteBlob => Operation::DeleteBlob,
-        Kind::SetBlobTier => return Err(ApiError::NotImplemented),
+        Kind::SetBlobTier => Operation::SetBlobTier,
     };
     let query = Query::parse(raw_query)?;
     let target = Target {
@@ -185,15 +197,29 @@ async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<(), ApiError>
     let blob = BlobName::parse(target.blob.as_deref().unwrap_or_default())
         .map_err(stowage_blobstore::Error::Name)?;
     let map = header_map(&sub.headers);
-    let input = super::blob::delete_input(
-        ctx.account(),
-        container,
-        blob,
-        query.get("snapshot").map(str::to_owned),
-        Headers(&map),
-    )?;
-    ctx.store().delete_blob(input).await?;
-    Ok(())
+    let snapshot = query.get("snapshot").map(str::to_owned);
+    // Versioning is off: no version exists (as for a top-level request).
+    if query.get("versionid").is_some() {
+        return Err(stowage_blobstore::Error::BlobNotFound.into());
+    }
+    match kind {
+        Kind::DeleteBlob => {
+            let input =
+                super::blob::delete_input(ctx.account(), container, blob, snapshot, Headers(&map))?;
+            ctx.store().delete_blob(input).await?;
+            Ok(Done::Deleted)
+        }
+        Kind::SetBlobTier => {
+            let input = super::tiers::set_blob_tier_input(
+                ctx.account(),
+                container,
+                blob,
+                snapshot,
+                Headers(&map),
+            )?;
+            Ok(Done::Tiered(ctx.store().set_blob_tier(input).await?))
+        }
+    }
 }
 
 /// Container and blob of a sub-request path: `/<container>/<blob>` as the

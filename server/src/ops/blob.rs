@@ -4,8 +4,8 @@ use actix_web::{HttpResponse, web};
 use futures::TryStreamExt;
 use md5::{Digest, Md5};
 use stowage_blobstore::{
-    BlobType, ConditionKind, Crc64, DeleteBlobInput, DeleteSnapshots, EtagMatch, GetBlobInput,
-    PutBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput, conditions,
+    AccessTier, BlobType, ConditionKind, Crc64, DeleteBlobInput, DeleteSnapshots, EtagMatch,
+    GetBlobInput, PutBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput, conditions,
 };
 
 use crate::error::ApiError;
@@ -50,10 +50,10 @@ pub(crate) fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
     Ok(())
 }
 
-pub(crate) fn access_tier(ctx: &RequestContext) -> Result<Option<String>, ApiError> {
-    ctx.headers().parse("x-ms-access-tier", |v| {
-        matches!(v, "Hot" | "Cool" | "Cold").then(|| v.to_owned())
-    })
+/// `x-ms-access-tier` of a write that creates a blob: Hot, Cool, Cold or
+/// Archive, for block blobs only.
+pub(crate) fn access_tier(ctx: &RequestContext) -> Result<Option<AccessTier>, ApiError> {
+    ctx.headers().parse("x-ms-access-tier", AccessTier::parse)
 }
 
 pub(crate) async fn put_blob(
@@ -82,6 +82,9 @@ pub(crate) async fn put_blob(
             }
         }
         BlobType::AppendBlob => {
+            if h.has("x-ms-access-tier") {
+                return Err(stowage_blobstore::Error::AccessTierNotSupportedForBlobType.into());
+            }
             if content_length != 0 {
                 return Err(ApiError::InvalidHeaderValue {
                     name: "Content-Length".into(),
@@ -243,13 +246,7 @@ pub(crate) async fn get_blob_properties(ctx: &RequestContext) -> Result<HttpResp
         b.insert_header(("content-md5", response::md5_base64(md5)));
     }
     if p.blob_type == BlobType::BlockBlob {
-        b.insert_header((
-            "x-ms-access-tier",
-            p.access_tier.as_deref().unwrap_or("Hot"),
-        ));
-        if p.access_tier.is_none() {
-            b.insert_header(("x-ms-access-tier-inferred", "true"));
-        }
+        response::tier(&mut b, &p.tier);
     }
     // A HEAD answer carries the length a GET would return, and no body.
     let res = b

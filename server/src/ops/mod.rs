@@ -14,6 +14,7 @@ mod lease;
 mod oauth;
 mod params;
 mod service;
+mod tiers;
 
 use actix_web::HttpResponse;
 use actix_web::http::Method;
@@ -63,13 +64,13 @@ pub(crate) enum Operation {
     GetPageRanges,
     SetBlobTags,
     GetBlobTags,
+    SetBlobTier,
     BlobBatch,
     CorsPreflight,
 }
 
 /// `comp` values of the service that Stowage does not implement.
 const NOT_IMPLEMENTED_COMP: &[&str] = &[
-    "tier",
     "blobs",
     "undelete",
     "expiry",
@@ -99,6 +100,7 @@ const KNOWN_COMP: &[&str] = &[
     "tags",
     "stats",
     "userdelegationkey",
+    "tier",
 ];
 
 /// The facts of a request that choose its operation.
@@ -215,6 +217,7 @@ impl Operation {
                 Some("pagelist") => verb(GetPageRanges, get),
                 Some("tags") if put => Ok(SetBlobTags),
                 Some("tags") => verb(GetBlobTags, get),
+                Some("tier") => verb(SetBlobTier, put),
                 Some(_) => Err(ApiError::UnsupportedHttpVerb),
             },
         }
@@ -265,6 +268,7 @@ impl Operation {
             | PutPage
             | SetBlobTags
             | SealAppendBlob
+            | SetBlobTier
             | BlobBatch
             | GetUserDelegationKey => false,
         }
@@ -313,6 +317,7 @@ pub(crate) async fn dispatch(
         CopyBlob => copy::copy_blob(ctx).await,
         AbortCopyBlob => copy::abort_copy_blob(ctx).await,
         BlobBatch => batch::blob_batch(ctx, body).await,
+        SetBlobTier => tiers::set_blob_tier(ctx).await,
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
         CorsPreflight => cors::preflight_blob_request(&ctx.req, &ctx.state, ctx.account()).await,

@@ -415,7 +415,7 @@ fn every_row_of_the_dispatch_table() {
             Some("tier"),
             false,
             false,
-            Err("NotImplemented"),
+            Ok(SetBlobTier),
         ),
         (
             "POST",

@@ -202,9 +202,19 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     }
     w.element("ServerEncrypted", "true");
     if b.blob_type == BlobType::BlockBlob {
-        w.element("AccessTier", b.access_tier.as_deref().unwrap_or("Hot"));
-        if b.access_tier.is_none() {
+        let t = &b.tier;
+        w.element("AccessTier", t.tier.as_str());
+        if t.inferred {
             w.element("AccessTierInferred", "true");
+        }
+        if let Some(status) = t.archive_status() {
+            w.element("ArchiveStatus", &status);
+        }
+        if let Some(at) = t.changed_at {
+            w.element("AccessTierChangeTime", &http_date(at));
+        }
+        if let Some(p) = t.rehydrate_priority {
+            w.element("RehydratePriority", p.as_str());
         }
     }
     // Present for append blobs, like `x-ms-blob-sealed`.

@@ -36,6 +36,28 @@ fn signed_delete(server: &TestServer, target: &str) -> Sub {
     }
 }
 
+/// A Set Blob Tier sub-request for blob path `blob` signed with the
+/// account key.
+fn signed_tier(server: &TestServer, blob: &str, tier: &str) -> Sub {
+    let target = format!("{blob}?comp=tier");
+    let mut headers = vec![
+        ("content-length".to_owned(), "0".to_owned()),
+        ("x-ms-access-tier".to_owned(), tier.to_owned()),
+        (
+            "x-ms-date".to_owned(),
+            httpdate::fmt_http_date(server.clock.now()),
+        ),
+    ];
+    let sts = string_to_sign("PUT", &target, &headers);
+    let sig = shared_key_signature(KEY, &sts);
+    headers.push(("authorization".into(), format!("SharedKey {ACCOUNT}:{sig}")));
+    Sub {
+        method: "PUT",
+        target,
+        headers,
+    }
+}
+
 /// A sub-request without an `Authorization` header (a SAS in its target,
 /// or nothing).
 fn unsigned(method: &'static str, target: &str) -> Sub {
@@ -449,4 +471,64 @@ async fn a_batch_that_cannot_run_is_one_failed_part() {
     )
     .await;
     answer_parts(&r)[0].assert_error(400, "InvalidInput");
+}
+
+/// Set Blob Tier parts at account scope (any container) and container
+/// scope: each part answers 200, or 202 for a rehydration, or its own error.
+#[tokio::test]
+async fn set_blob_tier_batches_at_account_and_container_scope() {
+    let server = TestServer::start().await;
+    let client = server.client();
+    let (c1, c2) = (unique("tier-a"), unique("tier-b"));
+    for c in [&c1, &c2] {
+        client.create_container(c).await;
+        client.put_blob(c, "x", b"data").await;
+    }
+    let subs = [
+        signed_tier(&server, &format!("/{ACCOUNT}/{c1}/x"), "Cool"),
+        signed_tier(&server, &format!("/{c2}/x"), "Archive"),
+        signed_tier(&server, &format!("/{ACCOUNT}/{c1}/missing"), "Cool"),
+    ];
+    let r = post_batch(&server, "?comp=batch", batch_body(&subs), true).await;
+    let parts = answer_parts(&r);
+    assert_eq!(parts.len(), 3);
+    assert_eq!(parts[0].status, 200, "{:?}", parts[0]);
+    assert_eq!(parts[0].header("x-ms-delete-type-permanent"), None);
+    assert_eq!(parts[1].status, 200, "{:?}", parts[1]);
+    parts[2].assert_error(404, "BlobNotFound");
+    let tier = |c: String| {
+        let client = server.client();
+        async move {
+            client
+                .head(&format!("/{c}/x"))
+                .send()
+                .await
+                .header("x-ms-access-tier")
+        }
+    };
+    assert_eq!(tier(c1.clone()).await.as_deref(), Some("Cool"));
+    assert_eq!(tier(c2.clone()).await.as_deref(), Some("Archive"));
+
+    // Container scope: the archived blob rehydrates (202); a part for
+    // another container fails alone.
+    let subs = [
+        signed_tier(&server, &format!("/{ACCOUNT}/{c2}/x"), "Hot"),
+        signed_tier(&server, &format!("/{ACCOUNT}/{c1}/x"), "Hot"),
+    ];
+    let r = post_batch(
+        &server,
+        &format!("/{c2}?restype=container&comp=batch"),
+        batch_body(&subs),
+        true,
+    )
+    .await;
+    let parts = answer_parts(&r);
+    assert_eq!(parts[0].status, 202, "{:?}", parts[0]);
+    parts[1].assert_error(400, "InvalidInput");
+    assert_eq!(tier(c1.clone()).await.as_deref(), Some("Cool"));
+    let head = client.head(&format!("/{c2}/x")).send().await;
+    assert_eq!(
+        head.header("x-ms-archive-status").as_deref(),
+        Some("rehydrate-pending-to-hot")
+    );
 }

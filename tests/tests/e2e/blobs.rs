@@ -1584,7 +1584,7 @@ async fn an_explicit_access_tier_is_stored_and_reported_without_inferred() {
     let r = c
         .put(&format!("/{name}/archive"))
         .header("x-ms-blob-type", "BlockBlob")
-        .header("x-ms-access-tier", "Archive")
+        .header("x-ms-access-tier", "Frozen")
         .body(&b"x"[..])
         .send()
         .await;

@@ -192,7 +192,10 @@ async fn every_response_success_or_error_has_request_id_version_and_date() {
             c.get(&format!("/{name}?restype=container&comp=bogus")),
         ),
         ("unsupported verb", c.delete("/?comp=list")),
-        ("not implemented", c.put(&format!("/{name}/b?comp=tier"))),
+        (
+            "not implemented",
+            c.put(&format!("/{name}/b?comp=undelete")),
+        ),
         ("anonymous", c.get(&format!("/{name}/b")).anonymous()),
         (
             "bad signature",
@@ -420,7 +423,6 @@ async fn operations_stowage_does_not_implement_are_501_not_implemented() {
     c.create_container(&name).await;
     c.put_blob(&name, "b", b"x").await;
     let cases = [
-        ("PUT", format!("/{name}/b?comp=tier")),
         ("PUT", format!("/{name}/b?comp=undelete")),
         ("GET", "/?comp=blobs&where=x".to_owned()),
         ("PUT", format!("/{name}/b?comp=expiry")),

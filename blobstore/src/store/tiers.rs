@@ -1,0 +1,69 @@
+//! Set Blob Tier (docs/wire/tiers.md).
+
+use stowage_leases::{Access, LeaseId, Resource};
+
+use super::Store;
+use super::blobs::require_committed;
+use crate::meta;
+use crate::{
+    AccessTier, BlobName, ContainerName, RehydratePriority, Result, SetTier, SetTierOutcome,
+};
+
+/// Input of Set Blob Tier.
+#[derive(Clone, Debug)]
+pub struct SetBlobTierInput {
+    /// The account.
+    pub account: String,
+    /// The container.
+    pub container: ContainerName,
+    /// The blob.
+    pub blob: BlobName,
+    /// A snapshot id, to set that snapshot's tier.
+    pub snapshot: Option<String>,
+    /// `x-ms-access-tier`.
+    pub tier: AccessTier,
+    /// `x-ms-rehydrate-priority`.
+    pub priority: Option<RehydratePriority>,
+    /// `x-ms-lease-id`.
+    pub lease_id: Option<LeaseId>,
+}
+
+impl Store {
+    /// Set Blob Tier: changes the tier now, or starts a rehydration that
+    /// completes after the configured delay. ETag and Last-Modified stay.
+    ///
+    /// # Errors
+    /// `ContainerNotFound`, `BlobNotFound`, lease refusals, and the refusals
+    /// of [`crate::TierRecord::set`].
+    pub async fn set_blob_tier(&self, input: SetBlobTierInput) -> Result<SetTierOutcome> {
+        let now = self.now();
+        let delay = self.inner.config.rehydrate_delay;
+        self.inner
+            .db
+            .write(move |tx| {
+                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let row = require_committed(tx, cid, &input.blob, input.snapshot.as_deref())?;
+                if row.snapshot.is_none() {
+                    stowage_leases::check(
+                        &row.lease,
+                        input.lease_id.as_ref(),
+                        Access::Write,
+                        Resource::Blob,
+                        now,
+                    )?;
+                }
+                let request = SetTier {
+                    tier: input.tier,
+                    priority: input.priority,
+                    blob_type: row.blob_type,
+                    snapshot: row.snapshot.is_some(),
+                };
+                let (tier, outcome) = row.tier.set(request, now, delay)?;
+                if tier != row.tier {
+                    meta::set_tier(tx, row.id, &tier)?;
+                }
+                Ok(outcome)
+            })
+            .await
+    }
+}
