@@ -97,7 +97,7 @@ impl Target {
         Ok(Target {
             account,
             container: container.map(decode).transpose()?,
-            blob: blob.map(decode).transpose()?,
+            blob: blob.map(decode_blob_name).transpose()?,
             secondary,
             host_style: host_account.is_some(),
         })
@@ -110,6 +110,12 @@ impl Target {
             (Some(_), Some(_)) => Level::Blob,
         }
     }
+}
+
+/// A blob name from a URL: decoded, with every backslash read as `/`, as the
+/// service stores it (docs/wire/requests.md#names).
+pub(crate) fn decode_blob_name(s: &str) -> Result<String, ApiError> {
+    decode(s).map(|name| name.replace('\\', "/"))
 }
 
 fn decode(s: &str) -> Result<String, ApiError> {
@@ -196,6 +202,8 @@ mod tests {
             ("/a/c/%2Fslash", Ok(t("a", Some("c"), Some("/slash")))),
             ("/a/c/%E5%90%8D", Ok(t("a", Some("c"), Some("名")))),
             ("/a/c/d//e", Ok(t("a", Some("c"), Some("d//e")))),
+            ("/a/c/x%5Cy", Ok(t("a", Some("c"), Some("x/y")))),
+            ("/a/c/x\\y\\", Ok(t("a", Some("c"), Some("x/y/")))),
             ("/", Err(())),
             ("//c", Err(())),
             ("/a/c/%FF", Err(())),

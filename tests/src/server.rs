@@ -185,6 +185,7 @@ impl TestServer {
             product_style_urls: false,
             loose: false,
             oauth: true,
+            test_clock: None,
         });
         let server = stowage_server::serve(listener, state, 1, Some(tls)).expect("serve");
         let handle = server.handle();

@@ -142,7 +142,7 @@ pub(crate) fn parse_copy_source(url: &str, server: &ThisServer) -> Result<Source
         }
     };
     let (container, blob) = rest.split_once('/').ok_or(SourceError::Unparseable)?;
-    let (container, blob) = (decode(container)?, decode(blob)?);
+    let (container, blob) = (decode(container)?, decode(blob)?.replace('\\', "/"));
     if account.is_empty() || container.is_empty() || blob.is_empty() {
         return Err(SourceError::Unparseable);
     }

@@ -252,3 +252,33 @@ async fn the_secondary_accepts_signatures_over_either_spelling_of_the_path() {
         assert_eq!(r.status, status, "{signed_path}: {}", r.text());
     }
 }
+
+#[tokio::test]
+async fn a_backslash_in_a_blob_name_is_read_as_a_slash() {
+    let server = TestServer::start().await;
+    let c = server.client();
+    let ctr = unique("backslash");
+    c.create_container(&ctr).await;
+    // `%5C` (a raw `\` is turned into `/` by the URL parser of the test's
+    // HTTP client before it is sent, as by browsers and the JS SDK).
+    for (sent, body) in [("dir%5Cone", "1"), ("dir%5ctwo", "2")] {
+        let r = c
+            .put(&format!("/{ctr}/{sent}"))
+            .header("x-ms-blob-type", "BlockBlob")
+            .body(body.to_owned())
+            .send()
+            .await;
+        assert_eq!(r.status, 201, "{sent}: {}", r.text());
+    }
+    for (name, body) in [("dir/one", "1"), ("dir/two", "2")] {
+        let r = c.get(&format!("/{ctr}/{name}")).send().await;
+        assert_eq!(r.status, 200, "{name}");
+        assert_eq!(r.text(), body);
+    }
+    let list = c
+        .get(&format!("/{ctr}?restype=container&comp=list"))
+        .send()
+        .await
+        .text();
+    assert_eq!(elements(&list, "Name"), ["dir/one", "dir/two"], "{list}");
+}
