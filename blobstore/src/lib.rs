@@ -40,6 +40,7 @@ mod pins;
 mod ranges;
 mod space;
 mod store;
+pub mod tags;
 mod timestamps;
 
 pub use conditions::{AppendConditions, ConditionFailure, ConditionKind, Conditions, EtagMatch};
@@ -60,13 +61,16 @@ pub use ranges::ByteRange;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
     CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DeleteBlobInput,
-    DeleteContainerInput, DeleteSnapshots, GetBlobInput, GetBlobOutput, GetBlockListInput,
-    GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
-    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
-    SetBlobPropertiesInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
-    SnapshotBlobOutput, SourceAccess, Store, StoreConfig, UNCOMMITTED_BLOCK_LIFETIME,
+    DeleteContainerInput, DeleteSnapshots, FindBlobsByTagsInput, FindBlobsByTagsOutput,
+    GetBlobInput, GetBlobOutput, GetBlobTagsInput, GetBlockListInput, GetBlockListOutput,
+    LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS,
+    MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput,
+    PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput,
+    SetBlobTagsInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
+    SnapshotBlobOutput, SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME,
 };
+pub use tags::expr::{ExprError, Filter, TagCondition};
+pub use tags::{TagError, Tags};
 pub use timestamps::{from_nanos, iso8601_7, to_nanos};
 
 /// The lease crate's error type, re-exported so the server needs no direct dependency.

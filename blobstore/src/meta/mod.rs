@@ -17,6 +17,7 @@ mod listing;
 mod pool;
 mod schema;
 mod service;
+mod tags;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -161,3 +162,4 @@ pub(crate) use garbage::*;
 pub(crate) use inline::*;
 pub(crate) use listing::*;
 pub(crate) use service::*;
+pub(crate) use tags::*;

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 7;
+const SCHEMA_VERSION: i64 = 8;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -40,6 +40,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 7 {
         conn.execute_batch(V7)?;
+    }
+    if version < 8 {
+        conn.execute_batch(V8)?;
     }
     Ok(())
 }
@@ -148,6 +151,29 @@ const V7: &str = "
     BEGIN;
     UPDATE blobs SET content_type = 'application/octet-stream' WHERE content_type IS NULL;
     PRAGMA user_version = 7;
+    COMMIT;
+";
+
+/// Version 8: blob index tags, one row per (blob version, key). The
+/// account, container and blob names are repeated in each row so that Find
+/// Blobs by Tags reads one index, keyed (account, key, value, container,
+/// name) over base blobs, and touches only the rows of the key and value
+/// range it asks for; the rows go with their blob (`ON DELETE CASCADE`).
+const V8: &str = "
+    BEGIN;
+    CREATE TABLE blob_tags (
+        blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        account TEXT NOT NULL,
+        container TEXT NOT NULL,
+        name TEXT NOT NULL,
+        is_base INTEGER NOT NULL,
+        PRIMARY KEY (blob_id, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX blob_tags_find ON blob_tags(account, key, value, container, name)
+        WHERE is_base = 1;
+    PRAGMA user_version = 8;
     COMMIT;
 ";
 

@@ -126,6 +126,8 @@ pub struct PutBlockListInput {
     pub lease_id: Option<LeaseId>,
     /// `x-ms-access-tier`.
     pub access_tier: Option<String>,
+    /// `x-ms-tags`: the new version's tags (empty: none, whatever it had).
+    pub tags: crate::Tags,
 }
 
 /// Input of Get Block List.
@@ -295,6 +297,12 @@ impl Store {
                     last_modified: r.version.last_modified,
                 });
                 conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
+                super::tags::check_if_tags(
+                    tx,
+                    &input.conditions,
+                    committed_row.map(|r| r.id),
+                    ConditionKind::Write,
+                )?;
                 let lease = lease_after_write(row.as_ref(), input.lease_id.as_ref(), now)?;
                 if let Some(r) = committed_row
                     && r.blob_type != BlobType::BlockBlob
@@ -346,9 +354,11 @@ impl Store {
                     Some(r) => {
                         let old = meta::replace_blob(tx, r.id, &new)?;
                         meta::collect_unreferenced(tx, &old, now)?;
+                        meta::set_tags(tx, r.id, &input.tags)?;
                     }
                     None => {
-                        meta::insert_blob(tx, cid, &new)?;
+                        let id = meta::insert_blob(tx, cid, &new)?;
+                        meta::set_tags(tx, id, &input.tags)?;
                     }
                 }
                 Ok(new.version)

@@ -68,6 +68,8 @@ pub struct CopyBlobInput {
     /// `x-ms-source-content-md5` of Copy Blob From URL: must match the
     /// source's MD5 when the source has one.
     pub expected_md5: Option<[u8; 16]>,
+    /// `x-ms-tags`: the new version's tags (empty: none, whatever it had).
+    pub tags: crate::Tags,
 }
 
 /// Output of Copy Blob.
@@ -131,6 +133,12 @@ impl Store {
                     Some(source_current),
                     ConditionKind::Source,
                 )?;
+                super::tags::check_if_tags(
+                    tx,
+                    &input.source_conditions,
+                    Some(source.id),
+                    ConditionKind::Source,
+                )?;
                 if let (Some(expected), Some(computed)) =
                     (input.expected_md5, source.content.content_md5.as_deref())
                     && expected[..] != *computed
@@ -149,6 +157,12 @@ impl Store {
                     last_modified: r.version.last_modified,
                 });
                 conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
+                super::tags::check_if_tags(
+                    tx,
+                    &input.conditions,
+                    committed.map(|r| r.id),
+                    ConditionKind::Write,
+                )?;
                 let lease = lease_after_write(dest.as_ref(), input.lease_id.as_ref(), now)?;
                 if input.lease_id.is_some()
                     && lease.duration.is_some_and(|d| d != LeaseDuration::Infinite)
@@ -190,9 +204,11 @@ impl Store {
                     Some(r) => {
                         let old = meta::replace_blob(tx, r.id, &new)?;
                         meta::collect_unreferenced(tx, &old, now)?;
+                        meta::set_tags(tx, r.id, &input.tags)?;
                     }
                     None => {
-                        meta::insert_blob(tx, cid, &new)?;
+                        let id = meta::insert_blob(tx, cid, &new)?;
+                        meta::set_tags(tx, id, &input.tags)?;
                     }
                 }
                 Ok(CopyBlobOutput {

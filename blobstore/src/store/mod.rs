@@ -8,6 +8,7 @@ mod containers;
 mod copy;
 mod leases;
 mod snapshots;
+mod tags;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,6 +41,9 @@ pub use containers::{
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
+pub use tags::{
+    FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobTagsInput, SetBlobTagsInput, TaggedBlob,
+};
 
 /// Where and how the store keeps its data; built once from the server's flags.
 #[derive(Clone, Debug)]
@@ -276,5 +280,7 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         sealed: row.sealed,
         access_tier: row.access_tier,
         copy: row.copy,
+        tag_count: 0,
+        tags: None,
     }
 }

@@ -117,6 +117,7 @@ pub(crate) async fn put_block_list(
         conditions,
         lease_id: h.lease_id()?,
         access_tier: super::blob::access_tier(ctx)?,
+        tags: ctx.headers().tags()?,
     };
     let v = ctx.store().put_block_list(input).await?;
     let mut b = HttpResponse::Created();

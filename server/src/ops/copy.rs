@@ -308,6 +308,7 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
         lease_id: h.lease_id()?,
         access_tier: super::blob::access_tier(ctx)?,
         expected_md5: source_md5,
+        tags: ctx.headers().tags()?,
     };
     let out = ctx.store().copy_blob(input).await?;
     let mut b = HttpResponse::Accepted();

@@ -12,6 +12,7 @@ mod copy;
 mod lease;
 mod params;
 mod service;
+mod tags;
 
 use actix_web::HttpResponse;
 use actix_web::http::Method;
@@ -58,6 +59,8 @@ pub(crate) enum Operation {
     GetPageRanges,
     SetBlobTags,
     GetBlobTags,
+    FindBlobsByTags,
+    FindBlobsByTagsInContainer,
     BlobBatch,
     CorsPreflight,
 }
@@ -65,7 +68,6 @@ pub(crate) enum Operation {
 /// `comp` values of the service that Stowage does not implement.
 const NOT_IMPLEMENTED_COMP: &[&str] = &[
     "tier",
-    "blobs",
     "undelete",
     "expiry",
     "query",
@@ -93,6 +95,7 @@ const KNOWN_COMP: &[&str] = &[
     "page",
     "pagelist",
     "tags",
+    "blobs",
     "stats",
 ];
 
@@ -154,6 +157,7 @@ impl Operation {
         match k.level {
             Level::Account => match (k.restype, k.comp) {
                 (None, Some("list")) => verb(ListContainers, get),
+                (None, Some("blobs")) => verb(FindBlobsByTags, get),
                 // `/<account>?restype=container&comp=batch` without a
                 // container is how the JS SDK sends an account-level batch
                 // to a path-style URL: served as the account scope.
@@ -173,6 +177,7 @@ impl Operation {
                 (Some("container"), Some("acl")) => verb(GetContainerAcl, get || head),
                 (Some("container"), Some("lease")) => verb(LeaseContainer, put),
                 (Some("container"), Some("list")) => verb(ListBlobs, get),
+                (Some("container"), Some("blobs")) => verb(FindBlobsByTagsInContainer, get),
                 (Some("container"), Some("batch")) => verb(BlobBatch, m == Method::POST),
                 (Some("container"), Some(_)) => Err(ApiError::UnsupportedHttpVerb),
                 _ => Err(ApiError::InvalidUri),
@@ -233,6 +238,8 @@ impl Operation {
             | GetBlockList
             | GetPageRanges
             | GetBlobTags
+            | FindBlobsByTags
+            | FindBlobsByTagsInContainer
             | CorsPreflight => true,
             SetBlobServiceProperties
             | CreateContainer
@@ -300,9 +307,10 @@ pub(crate) async fn dispatch(
         BlobBatch => batch::blob_batch(ctx, body).await,
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
-        PutBlobFromUrl | PutPage | GetPageRanges | SetBlobTags | GetBlobTags | CorsPreflight => {
-            Err(ApiError::NotImplemented)
-        }
+        SetBlobTags => tags::set_blob_tags(ctx, body).await,
+        GetBlobTags => tags::get_blob_tags(ctx).await,
+        FindBlobsByTags | FindBlobsByTagsInContainer => tags::find_blobs_by_tags(ctx).await,
+        PutBlobFromUrl | PutPage | GetPageRanges | CorsPreflight => Err(ApiError::NotImplemented),
     }
 }
 

@@ -5,6 +5,7 @@ mod acl;
 mod block_list;
 mod listing;
 mod service_properties;
+mod tags;
 mod text;
 
 use bytes::Bytes;
@@ -15,6 +16,7 @@ pub(crate) use listing::{BlobInclude, Echo, list_blobs, list_containers};
 pub(crate) use service_properties::{
     default_service_properties, merge_service_properties, service_stats,
 };
+pub(crate) use tags::{find_blobs, parse_tags, tags_document, write_tags};
 
 /// A document is kept in pieces of about this size: a listing page of
 /// megabytes is never one allocation, nor copied whole on its way out.
