@@ -24,4 +24,5 @@ mod e2e {
     mod leases;
     mod listing;
     mod snapshots;
+    mod tags;
 }
