@@ -36,8 +36,8 @@ impl WriteInfo {
 /// A client for one container.
 #[derive(Debug, Clone)]
 pub struct ContainerClient {
-    pipeline: Arc<Pipeline>,
-    name: String,
+    pub(crate) pipeline: Arc<Pipeline>,
+    pub(crate) name: String,
 }
 
 impl ContainerClient {
@@ -58,7 +58,7 @@ impl ContainerClient {
         format!("{}{}", self.pipeline.endpoint(), self.path())
     }
 
-    fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         format!("/{}", encode_path(&self.name))
     }
 

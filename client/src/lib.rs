@@ -52,6 +52,7 @@ mod properties;
 mod retry;
 mod service;
 mod signing;
+mod tags;
 mod timestamps;
 mod upload;
 mod xml;
@@ -81,4 +82,5 @@ pub use properties::{
 };
 pub use retry::{Outcome, RetryPolicy};
 pub use service::BlobServiceClient;
+pub use tags::{TaggedBlob, TaggedBlobPage, Tags};
 pub use upload::{Block, BlockList, BlockListType, UploadOptions};

@@ -15,7 +15,7 @@ use crate::{Clock, ConnectionString, ContainerClient, Result};
 /// clock.
 #[derive(Debug, Clone)]
 pub struct BlobServiceClient {
-    pipeline: Arc<Pipeline>,
+    pub(crate) pipeline: Arc<Pipeline>,
 }
 
 impl BlobServiceClient {

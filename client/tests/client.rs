@@ -16,5 +16,6 @@ mod client {
     mod retries;
     mod support;
     mod table_lock;
+    mod tags;
     mod uploads;
 }

@@ -145,6 +145,8 @@ pub struct GetBlockListInput {
     pub list_type: BlockListType,
     /// `x-ms-lease-id`, checked when sent.
     pub lease_id: Option<LeaseId>,
+    /// `x-ms-if-tags`, the one condition Get Block List takes.
+    pub if_tags: Option<crate::TagCondition>,
 }
 
 /// Output of Get Block List.
@@ -382,6 +384,11 @@ impl Store {
                 if row.blob_type != BlobType::BlockBlob {
                     return Err(Error::InvalidBlobType);
                 }
+                let only_tags = Conditions {
+                    if_tags: input.if_tags.clone(),
+                    ..Conditions::default()
+                };
+                super::tags::check_if_tags(conn, &only_tags, Some(row.id), ConditionKind::Read)?;
                 if row.snapshot.is_none() {
                     stowage_leases::check(
                         &row.lease,

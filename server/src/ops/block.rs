@@ -152,6 +152,7 @@ pub(crate) async fn get_block_list(ctx: &RequestContext) -> Result<HttpResponse,
         snapshot: ctx.snapshot(),
         list_type,
         lease_id: ctx.headers().lease_id()?,
+        if_tags: ctx.headers().if_tags("x-ms-if-tags")?,
     };
     let out = ctx.store().get_block_list(input).await?;
     let mut b = HttpResponse::Ok();
