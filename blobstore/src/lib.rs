@@ -68,6 +68,7 @@ pub use store::{
     PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput,
     SetBlobTagsInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
     SnapshotBlobOutput, SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME,
+    is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};

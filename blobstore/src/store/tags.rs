@@ -120,6 +120,12 @@ fn encode_marker(c: &TagCursor) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
 }
 
+/// Whether `token` is a Find Blobs by Tags marker this store made (the HTTP
+/// layer refuses any other before the search).
+pub fn is_find_marker(token: &str) -> bool {
+    decode_marker(token).is_some()
+}
+
 fn decode_marker(token: &str) -> Option<TagCursor> {
     use base64::Engine as _;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD

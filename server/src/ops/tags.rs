@@ -91,11 +91,20 @@ pub(crate) async fn find_blobs_by_tags(ctx: &RequestContext) -> Result<HttpRespo
             reason: "Error parsing query: Cannot have container in both uri and query".into(),
         });
     }
+    let marker = q.get("marker").filter(|m| !m.is_empty());
+    if let Some(m) = marker
+        && !stowage_blobstore::is_find_marker(m)
+    {
+        return Err(ApiError::InvalidQueryParameterValue {
+            name: "marker".into(),
+            value: m.into(),
+        });
+    }
     let input = FindBlobsByTagsInput {
         account: ctx.account().to_owned(),
         container,
         filter,
-        marker: q.get("marker").filter(|m| !m.is_empty()).map(str::to_owned),
+        marker: marker.map(str::to_owned),
         max_results: params::max_results(q)?,
     };
     let out = ctx.store().find_blobs_by_tags(input).await?;

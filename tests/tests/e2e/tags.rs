@@ -408,6 +408,13 @@ async fn bad_where_expressions_are_400_invalid_query_parameter_value() {
     .await
     .assert_error(400, "InvalidQueryParameterValue");
     c.get(&format!(
+        "/?comp=blobs&where={}&marker=not-a-marker!",
+        enc(r#""k" = 'v'"#)
+    ))
+    .send()
+    .await
+    .assert_error(400, "InvalidQueryParameterValue");
+    c.get(&format!(
         "/nosuchcontainer?restype=container&comp=blobs&where={}",
         enc(r#""k" = 'v'"#)
     ))
