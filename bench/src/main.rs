@@ -55,7 +55,8 @@ struct RunArgs {
     concurrency: usize,
     /// Workloads to run, comma-separated or repeated: put-4k, get-4k, head,
     /// lease-cycle, block-upload, put-64m, put-1g, get-large, list-10k,
-    /// list-1m, contended-increments, appenders, and overwrite (only when
+    /// list-1m, contended-increments, appenders, find-tags, set-tags, and
+    /// overwrite (only when
     /// named; needs --data-dir). Default all but overwrite (with --quick,
     /// the small ones).
     #[arg(long = "workload", short = 'w', value_delimiter = ',')]
