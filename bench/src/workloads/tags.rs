@@ -23,7 +23,7 @@ fn find_blob_name(i: u64) -> String {
 /// Every `count / MATCHES`-th blob is `group=hit`; the others spread over
 /// fifty other groups, so the index holds many keys' worth of values.
 fn group_of(i: u64, count: u64) -> String {
-    if i % (count / MATCHES) == 0 {
+    if i.is_multiple_of(count / MATCHES) {
         "hit".to_owned()
     } else {
         format!("miss{:02}", i % 50)
