@@ -377,6 +377,16 @@ async fn find_blobs_by_tags_pages_through_both_scopes() {
             .await,
     );
     assert_eq!(page.len(), 3);
+
+    // So do the blobs of a deleted container.
+    let r = c.delete(&format!("/{two}?restype=container")).send().await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    let (page, _) = found(&c.get(&format!("/?comp=blobs&where={where_}")).send().await);
+    assert!(
+        page.iter().all(|(container, _)| *container == one),
+        "{page:?}"
+    );
+    assert_eq!(page.len(), 4);
 }
 
 #[tokio::test]
