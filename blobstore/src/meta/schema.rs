@@ -332,6 +332,26 @@ pub(crate) mod tests {
         assert_eq!(version(&conn), SCHEMA_VERSION);
     }
 
+    /// A version 7 database gains the tag table and its search index; its
+    /// blobs have no tags.
+    #[test]
+    fn a_version_7_database_gains_the_tag_table() {
+        let conn = Connection::open_in_memory().unwrap();
+        create_v1(&conn).unwrap();
+        for step in [V2, V3, V4, V5, V6, V7] {
+            conn.execute_batch(step).unwrap();
+        }
+        insert_two_blobs(&conn);
+        assert_eq!(version(&conn), 7);
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "blob_tags_find"));
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM blob_tags", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+
     fn auto_vacuum(conn: &Connection) -> i64 {
         conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0))
             .unwrap()
