@@ -144,7 +144,9 @@ impl Filter {
     /// Besides the grammar, refused as the service refuses them: a key
     /// compared twice on the same side (`"a" > '1' AND "a" >= '2'`) or with
     /// `=` and anything else, `@container` twice or with another operator
-    /// than `=`, and an expression with no tag comparison.
+    /// than `=`, an expression with no tag comparison, and one comparing
+    /// more than 10 different tags. In both dialects a key or value that
+    /// breaks the tag rules (length, characters) is refused.
     ///
     /// # Errors
     /// [`ExprError`].
@@ -184,6 +186,12 @@ impl Filter {
         p.end()?;
         if terms.is_empty() {
             return Err(p.error_at(0, "at least one tag comparison is required"));
+        }
+        let mut keys: Vec<&str> = terms.iter().map(|t| t.key.as_str()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        if keys.len() > super::MAX_TAGS {
+            return Err(p.error_at(0, "at most 10 different tags may be compared"));
         }
         Ok(Filter { container, terms })
     }
@@ -409,10 +417,18 @@ impl Parser {
             Some((_, Token::Container)) => None,
             _ => return Err(self.unexpected()),
         };
-        if let Some(k) = &key
-            && (k.is_empty() || k.chars().count() > super::MAX_KEY_LEN)
-        {
-            return Err(self.error_at(self.position(), "invalid tag key"));
+        if let Some(k) = &key {
+            if k.is_empty() || k.chars().count() > super::MAX_KEY_LEN {
+                return Err(
+                    self.error_at(self.position(), "a tag key must have 1 to 128 characters")
+                );
+            }
+            if !k.chars().all(super::allowed) {
+                return Err(self.error_at(
+                    self.position(),
+                    "a character of the tag key is not allowed in tags",
+                ));
+            }
         }
         self.next += 1;
         let op = match self.tokens.get(self.next) {
@@ -424,8 +440,15 @@ impl Parser {
             Some((_, Token::Value(v))) => v.clone(),
             _ => return Err(self.unexpected()),
         };
-        if value.chars().count() > super::MAX_VALUE_LEN {
-            return Err(self.error_at(self.position(), "tag value too long"));
+        // A container name is checked by the lookup, not by the tag rules.
+        if key.is_some() && value.chars().count() > super::MAX_VALUE_LEN {
+            return Err(self.error_at(self.position(), "a tag value must have 0 to 256 characters"));
+        }
+        if key.is_some() && !value.chars().all(super::allowed) {
+            return Err(self.error_at(
+                self.position(),
+                "a character of the tag value is not allowed in tags",
+            ));
         }
         self.next += 1;
         debug_assert!(key.is_some() || self.dialect == Dialect::Filter);

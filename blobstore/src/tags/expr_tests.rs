@@ -111,7 +111,23 @@ fn bad_filters_are_refused() {
         r#""Rank" = '10' AND "Rank" < '15'"#,
         r#""Rank" = '10' AND "Rank" = '10'"#,
         r#""k" = 'v' AND"#,
+        r#""k" = 'v @'"#,
+        r#""k!" = 'v'"#,
+        r#"'key-1' = 'v'"#,
+        "astring",
     ] {
         assert!(Filter::parse(expr).is_err(), "{expr}");
     }
+    let long_key = format!("{} = 'v'", "k".repeat(129));
+    let long_value = format!("k = '{}'", "v".repeat(257));
+    assert!(Filter::parse(&long_key).is_err());
+    assert!(Filter::parse(&long_value).is_err());
+    assert!(TagCondition::parse(&long_value).is_err());
+    let ten: Vec<String> = (0..10).map(|i| format!("k{i} = 'v'")).collect();
+    assert!(Filter::parse(&ten.join(" AND ")).is_ok());
+    let eleven: Vec<String> = (0..11).map(|i| format!("k{i} = 'v'")).collect();
+    assert!(Filter::parse(&eleven.join(" AND ")).is_err());
+    // A range on one key counts that key once.
+    let f = Filter::parse(r#"@container = 'a-b' AND k >= 'a' AND k < 'b'"#).unwrap();
+    assert_eq!(f.container.as_deref(), Some("a-b"));
 }

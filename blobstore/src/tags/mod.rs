@@ -100,6 +100,6 @@ impl Tags {
 }
 
 /// The characters a key or value may hold.
-fn allowed(c: char) -> bool {
+pub(crate) fn allowed(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, ' ' | '+' | '-' | '.' | '/' | ':' | '=' | '_')
 }
