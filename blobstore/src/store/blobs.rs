@@ -300,7 +300,9 @@ impl Store {
                     }
                     None => {
                         let id = meta::insert_blob(tx, container_id, &new)?;
-                        meta::set_tags(tx, id, &input.tags)?;
+                        if !input.tags.is_empty() {
+                            meta::set_tags(tx, id, &input.tags)?;
+                        }
                     }
                 }
                 Ok(PutBlobOutput {

@@ -360,7 +360,9 @@ impl Store {
                     }
                     None => {
                         let id = meta::insert_blob(tx, cid, &new)?;
-                        meta::set_tags(tx, id, &input.tags)?;
+                        if !input.tags.is_empty() {
+                            meta::set_tags(tx, id, &input.tags)?;
+                        }
                     }
                 }
                 Ok(new.version)

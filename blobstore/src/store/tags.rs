@@ -245,12 +245,23 @@ fn find(
                 let next_marker = last.as_ref().map(encode_marker);
                 return Ok(FindBlobsByTagsOutput { blobs, next_marker });
             }
-            let tags = meta::get_tags(conn, row.blob_id)?;
-            if input.filter.matches(&tags) {
+            // With one comparison the index row already decided the match
+            // and holds the one tag to return: the blob's tags are read only
+            // when other comparisons need them.
+            let named = if input.filter.terms.len() == 1 {
+                Some(vec![(term.key.clone(), row.cursor.value.clone())])
+            } else {
+                let tags = meta::get_tags(conn, row.blob_id)?;
+                input
+                    .filter
+                    .matches(&tags)
+                    .then(|| input.filter.named_tags(&tags))
+            };
+            if let Some(tags) = named {
                 blobs.push(TaggedBlob {
                     container: row.cursor.container.clone(),
                     name: row.cursor.name.clone(),
-                    tags: input.filter.named_tags(&tags),
+                    tags,
                 });
                 last = Some(row.cursor.clone());
             }
