@@ -606,3 +606,58 @@ async fn sas_needs_t_for_tags_and_f_to_find() {
     .await
     .assert_error(403, "AuthorizationPermissionMismatch");
 }
+
+#[tokio::test]
+async fn if_tags_guards_the_other_blob_operations_too() {
+    let server = TestServer::start().await;
+    let (c, name) = setup(&server).await;
+    put_tagged(&c, &name, "b", "state=ready").await;
+    let r = c
+        .put(&format!("/{name}/a"))
+        .header("x-ms-blob-type", "AppendBlob")
+        .header("x-ms-tags", "state=ready")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let no = r#""state" = 'done'"#;
+    let yes = r#""state" = 'ready'"#;
+    let b = format!("/{name}/b");
+    let a = format!("/{name}/a");
+    let cases: Vec<(&str, String)> = vec![
+        ("HEAD", b.clone()),
+        ("GET", format!("{b}?comp=metadata")),
+        ("PUT", format!("{b}?comp=properties")),
+        ("PUT", format!("{b}?comp=snapshot")),
+        ("GET", format!("{b}?comp=blocklist")),
+        ("PUT", format!("{a}?comp=appendblock")),
+        ("PUT", format!("{a}?comp=seal")),
+    ];
+    for (method, path) in &cases {
+        let mut request = c.request(method, path).header("x-ms-if-tags", no);
+        if path.ends_with("appendblock") {
+            request = request.body(&b"x"[..]);
+        }
+        let r = request.send().await;
+        assert_eq!(r.status, 412, "{method} {path}: {}", r.text());
+        assert_eq!(
+            r.code().as_deref(),
+            Some("ConditionNotMet"),
+            "{method} {path}"
+        );
+    }
+    for (method, path) in &cases {
+        let mut request = c.request(method, path).header("x-ms-if-tags", yes);
+        if path.ends_with("appendblock") {
+            request = request.body(&b"x"[..]);
+        }
+        let r = request.send().await;
+        assert!(r.status < 300, "{method} {path}: {} {}", r.status, r.text());
+    }
+    // Container operations do not read it.
+    let r = c
+        .get(&format!("/{name}?restype=container"))
+        .header("x-ms-if-tags", no)
+        .send()
+        .await;
+    assert_eq!(r.status, 200);
+}
