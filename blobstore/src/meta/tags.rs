@@ -64,6 +64,26 @@ pub(crate) struct FoundBlob {
     pub cursor: TagCursor,
 }
 
+/// The statement of [`find_by_tag`] for `op`.
+fn find_sql(op: Op) -> String {
+    let op = match op {
+        Op::Eq => "=",
+        Op::Lt => "<",
+        Op::Le => "<=",
+        Op::Gt => ">",
+        Op::Ge => ">=",
+        // Not in the filter grammar; refused by the parser.
+        Op::Ne => "<>",
+    };
+    format!(
+        "SELECT blob_id, value, container, name FROM blob_tags INDEXED BY blob_tags_find
+         WHERE account = ?1 AND key = ?2 AND is_base = 1 AND value {op} ?3
+           AND (?4 IS NULL OR container = ?4)
+           AND (?5 IS NULL OR (value, container, name) > (?5, ?6, ?7))
+         ORDER BY value, container, name LIMIT ?8"
+    )
+}
+
 /// Up to `limit` base blobs of `account` (and of `container`, when given)
 /// whose tag `term.key` meets `term`, after `after`, in (value, container,
 /// name) order. Reads the `blob_tags_find` index from the key and value
@@ -76,22 +96,7 @@ pub(crate) fn find_by_tag(
     after: Option<&TagCursor>,
     limit: usize,
 ) -> Result<Vec<FoundBlob>> {
-    let op = match term.op {
-        Op::Eq => "=",
-        Op::Lt => "<",
-        Op::Le => "<=",
-        Op::Gt => ">",
-        Op::Ge => ">=",
-        // Not in the filter grammar; refused by the parser.
-        Op::Ne => "<>",
-    };
-    let sql = format!(
-        "SELECT blob_id, value, container, name FROM blob_tags INDEXED BY blob_tags_find
-         WHERE account = ?1 AND key = ?2 AND is_base = 1 AND value {op} ?3
-           AND (?4 IS NULL OR container = ?4)
-           AND (?5 IS NULL OR (value, container, name) > (?5, ?6, ?7))
-         ORDER BY value, container, name LIMIT ?8"
-    );
+    let sql = find_sql(term.op);
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(
         params![
@@ -116,4 +121,38 @@ pub(crate) fn find_by_tag(
         },
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A search reads the index from its key and value on, in the index's
+    /// order (no sort, no scan of the table), for equalities and ranges;
+    /// the index covers the columns read, so no table row is touched.
+    #[test]
+    fn searches_seek_the_index_by_key_and_value() {
+        let conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&conn).unwrap();
+        for (op, want) in [
+            (Op::Eq, "key=? AND value=?"),
+            (Op::Ge, "key=? AND value>?"),
+            (Op::Lt, "key=? AND value<?"),
+        ] {
+            let plan: Vec<String> = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {}", find_sql(op)))
+                .unwrap()
+                .query_map(
+                    params!["a", "k", "v", None::<String>, None::<String>, "", "", 10],
+                    |r| r.get::<_, String>(3),
+                )
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            let plan = plan.join(" | ");
+            assert!(plan.contains("INDEX blob_tags_find"), "{op:?}: {plan}");
+            assert!(plan.contains(want), "{op:?}: {plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{op:?} sorts: {plan}");
+        }
+    }
 }
