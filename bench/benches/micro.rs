@@ -274,6 +274,7 @@ fn conditions(c: &mut Criterion) {
                 if_none_match: tag("0x1"),
                 if_modified_since: Some(modified - Duration::from_secs(60)),
                 if_unmodified_since: Some(modified + Duration::from_secs(60)),
+                if_tags: None,
             },
             ConditionKind::Read,
         ),
@@ -385,6 +386,7 @@ fn filled_store(
                 lease_id: None,
                 content_length: data.len() as u64,
                 access_tier: None,
+                tags: Default::default(),
             };
             let body = futures::stream::iter([Ok::<_, std::io::Error>(data)]);
             store.put_blob(input, body).await.expect("a put");
@@ -410,6 +412,7 @@ fn first_page(
             max_results: 5000,
             include_snapshots: false,
             include_uncommitted: false,
+            include_tags: false,
         }))
         .expect("a listing")
 }

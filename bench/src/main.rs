@@ -55,9 +55,9 @@ struct RunArgs {
     concurrency: usize,
     /// Workloads to run, comma-separated or repeated: put-4k, get-4k, head,
     /// lease-cycle, block-upload, put-64m, put-1g, get-large, list-10k,
-    /// list-1m, contended-increments, appenders, and, only when named,
-    /// overwrite (needs --data-dir) and set-tier. Default all but those
-    /// (with --quick, the small ones).
+    /// list-1m, contended-increments, appenders, find-tags, set-tags, and,
+    /// only when named, overwrite (needs --data-dir) and set-tier. Default
+    /// all but those (with --quick, the small ones).
     #[arg(long = "workload", short = 'w', value_delimiter = ',')]
     workloads: Vec<String>,
     /// Smaller counts.

@@ -12,11 +12,10 @@
 //! write, so of two writers presenting the same `If-Match` ETag exactly one
 //! wins (docs/wire/conditions.md#one-transaction).
 //!
-//! `x-ms-if-tags` is not evaluated here: it is independent of these headers
-//! and must hold as well (docs/wire/conditions.md#writes).
-//!
-//! The module uses `std` only, so that it can be compiled and tested on its
-//! own.
+//! `x-ms-if-tags` rides along in [`Conditions::if_tags`]; it is independent
+//! of the four headers and must hold as well. [`evaluate_tags`] checks it
+//! against the blob's tags, which the store reads only when the header was
+//! sent (docs/wire/tags.md).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -124,6 +123,9 @@ pub struct Conditions {
     pub if_modified_since: Option<SystemTime>,
     /// `If-Unmodified-Since`.
     pub if_unmodified_since: Option<SystemTime>,
+    /// `x-ms-if-tags` (or `x-ms-source-if-tags`): not counted by
+    /// [`Conditions::is_empty`] nor by [`validate`]'s combination rules.
+    pub if_tags: Option<crate::tags::expr::TagCondition>,
 }
 
 impl Conditions {
@@ -254,6 +256,28 @@ pub fn validate(conditions: &Conditions, kind: ConditionKind) -> Result<(), Cond
         Ok(())
     } else {
         Err(ConditionFailure::MultipleConditionHeadersNotSupported)
+    }
+}
+
+/// Evaluates `x-ms-if-tags` against the target's tags (empty when the
+/// target is absent): `412 ConditionNotMet` when false, or
+/// `412 SourceConditionNotMet` for a Copy Blob source.
+///
+/// # Errors
+///
+/// The [`ConditionFailure`] the request must be answered with.
+pub fn evaluate_tags(
+    conditions: &Conditions,
+    tags: &crate::Tags,
+    kind: ConditionKind,
+) -> Result<(), ConditionFailure> {
+    match &conditions.if_tags {
+        Some(c) if !c.matches(tags) => Err(if kind == ConditionKind::Source {
+            ConditionFailure::SourceConditionNotMet
+        } else {
+            ConditionFailure::ConditionNotMet
+        }),
+        _ => Ok(()),
     }
 }
 

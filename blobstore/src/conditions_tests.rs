@@ -95,6 +95,7 @@ fn row(im: Cell, ius: Cell, inm: Cell, ims: Cell) -> Conditions {
         if_unmodified_since: pick(ius, at(0), at(-1)),
         if_none_match: pick(inm, tags(&[OTHER]), tags(&[ETAG])),
         if_modified_since: pick(ims, at(-1), at(0)),
+        if_tags: None,
     }
 }
 

@@ -59,6 +59,9 @@ pub enum Error {
     /// Bad metadata.
     #[error(transparent)]
     Metadata(#[from] MetadataError),
+    /// A tag set that breaks the rules of blob index tags.
+    #[error(transparent)]
+    Tag(#[from] crate::TagError),
     /// The body's MD5 differs from the `Content-MD5` the client sent.
     #[error(
         "The MD5 value specified in the request did not match the MD5 value calculated by the server."

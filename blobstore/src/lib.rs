@@ -40,6 +40,7 @@ mod pins;
 mod ranges;
 mod space;
 mod store;
+pub mod tags;
 mod tiers;
 mod timestamps;
 
@@ -61,14 +62,17 @@ pub use ranges::ByteRange;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
     CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DEFAULT_REHYDRATE_DELAY,
-    DeleteBlobInput, DeleteContainerInput, DeleteSnapshots, GetBlobInput, GetBlobOutput,
-    GetBlockListInput, GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput,
-    MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput,
-    PutBlockInput, PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
-    SetBlobPropertiesInput, SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput,
-    SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store, StoreConfig,
-    UNCOMMITTED_BLOCK_LIFETIME,
+    DeleteBlobInput, DeleteContainerInput, DeleteSnapshots, FindBlobsByTagsInput,
+    FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput, GetBlockListInput,
+    GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
+    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
+    PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
+    SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput, SetContainerAclInput,
+    SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
+    StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,
 };
+pub use tags::expr::{ExprError, Filter, TagCondition};
+pub use tags::{TagError, Tags};
 pub use tiers::{
     AccessTier, RehydratePriority, Rehydration, SetTier, SetTierOutcome, TierProperties, TierRecord,
 };

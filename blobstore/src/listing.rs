@@ -141,6 +141,8 @@ pub struct ListBlobsInput {
     pub include_snapshots: bool,
     /// List block blobs that have only uncommitted blocks.
     pub include_uncommitted: bool,
+    /// Give each blob its tags and tag count (`include=tags`).
+    pub include_tags: bool,
 }
 
 /// One entry of a List Blobs page.
@@ -279,8 +281,17 @@ pub(crate) fn list_blobs(
             let row = row.read()?;
             cursor = Some(after_row(&row));
             let committed = row.committed;
+            let tags = match input.include_tags {
+                true => Some(meta::get_tags(conn, row.id)?),
+                false => None,
+            };
+            let mut properties = crate::store::blob_properties(row, now);
+            if let Some(t) = tags {
+                properties.tag_count = t.len() as u64;
+                properties.tags = Some(t);
+            }
             items.push(BlobListItem::Blob {
-                properties: Box::new(crate::store::blob_properties(row, now)),
+                properties: Box::new(properties),
                 committed,
             });
             Ok(Scan::Next)

@@ -183,4 +183,9 @@ pub struct BlobProperties {
     pub copy: Option<CopyProperties>,
     /// True for a sealed append blob.
     pub sealed: bool,
+    /// How many blob index tags the version has (`x-ms-tag-count`; in a
+    /// listing only filled with `include=tags`).
+    pub tag_count: u64,
+    /// The tags themselves, in a listing with `include=tags`.
+    pub tags: Option<crate::Tags>,
 }

@@ -867,6 +867,7 @@ async fn a_rehydration_completes_when_its_delay_has_passed(store: &Store, clock:
         tier,
         priority,
         lease_id: None,
+        if_tags: None,
     };
     let outcome = store.set_blob_tier(set(AccessTier::Archive, None)).await;
     assert_eq!(outcome.unwrap(), SetTierOutcome::Done);

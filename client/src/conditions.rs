@@ -85,6 +85,10 @@ pub struct Conditions {
     /// `x-ms-lease-id`: required for writes to a leased blob, optional for
     /// reads (docs/wire/leases.md#writes-to-a-leased-blob).
     pub lease_id: Option<LeaseId>,
+    /// `x-ms-if-tags` (`x-ms-source-if-tags` as a Copy Blob source
+    /// condition): an expression over the blob's index tags, such as
+    /// `"state" = 'ready' AND "rank" >= '05'`.
+    pub if_tags: Option<String>,
 }
 
 impl Conditions {
@@ -130,6 +134,12 @@ impl Conditions {
         self
     }
 
+    /// Only when the blob's tags meet `expression` (`x-ms-if-tags`).
+    pub fn with_if_tags(mut self, expression: impl Into<String>) -> Conditions {
+        self.if_tags = Some(expression.into());
+        self
+    }
+
     /// Presents the lease id `id`.
     pub fn with_lease(mut self, id: LeaseId) -> Conditions {
         self.lease_id = Some(id);
@@ -147,6 +157,7 @@ impl Conditions {
                 "if-none-match",
                 self.if_none_match.as_ref().map(EtagCondition::header_value),
             )
+            .header_opt("x-ms-if-tags", self.if_tags.clone())
     }
 
     /// Adds only the date conditions and the lease id: container operations
@@ -184,6 +195,7 @@ impl Conditions {
                 "x-ms-source-if-unmodified-since",
                 self.if_unmodified_since.map(httpdate::fmt_http_date),
             )
+            .header_opt("x-ms-source-if-tags", self.if_tags.clone())
     }
 }
 

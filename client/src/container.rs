@@ -57,8 +57,8 @@ impl WriteInfo {
 /// ```
 #[derive(Debug, Clone)]
 pub struct ContainerClient {
-    pipeline: Arc<Pipeline>,
-    name: String,
+    pub(crate) pipeline: Arc<Pipeline>,
+    pub(crate) name: String,
 }
 
 impl ContainerClient {
@@ -79,7 +79,7 @@ impl ContainerClient {
         format!("{}{}", self.pipeline.endpoint(), self.path())
     }
 
-    fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         format!("/{}", encode_path(&self.name))
     }
 

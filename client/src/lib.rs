@@ -52,6 +52,7 @@ mod properties;
 mod retry;
 mod service;
 mod signing;
+mod tags;
 mod tiers;
 mod timestamps;
 mod upload;
@@ -82,5 +83,6 @@ pub use properties::{
 };
 pub use retry::{Outcome, RetryPolicy};
 pub use service::BlobServiceClient;
+pub use tags::{TaggedBlob, TaggedBlobPage, Tags};
 pub use tiers::{AccessTier, RehydratePriority, SetTierOutcome, TierInfo};
 pub use upload::{Block, BlockList, BlockListType, UploadOptions};

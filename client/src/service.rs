@@ -34,7 +34,7 @@ use crate::{Clock, ConnectionString, ContainerClient, Result};
 /// ```
 #[derive(Debug, Clone)]
 pub struct BlobServiceClient {
-    pipeline: Arc<Pipeline>,
+    pub(crate) pipeline: Arc<Pipeline>,
 }
 
 impl BlobServiceClient {

@@ -43,6 +43,9 @@ pub struct UploadOptions {
     /// Send `Content-MD5` with each body so the service rejects bytes
     /// damaged in transit (`400 Md5Mismatch`).
     pub transactional_md5: bool,
+    /// Index tags stored with the blob (`x-ms-tags`); none replaces any
+    /// existing ones with none.
+    pub tags: crate::Tags,
 }
 
 impl Default for UploadOptions {
@@ -55,11 +58,16 @@ impl Default for UploadOptions {
             single_put_limit: 8 * 1024 * 1024,
             concurrency: 4,
             transactional_md5: true,
+            tags: crate::Tags::new(),
         }
     }
 }
 
 impl UploadOptions {
+    fn tags_header(&self) -> Option<String> {
+        (!self.tags.is_empty()).then(|| self.tags.header_value())
+    }
+
     /// Content properties.
     pub fn with_content(mut self, content: ContentProperties) -> UploadOptions {
         self.content = content;
@@ -69,6 +77,12 @@ impl UploadOptions {
     /// Metadata.
     pub fn with_metadata(mut self, metadata: Metadata) -> UploadOptions {
         self.metadata = metadata;
+        self
+    }
+
+    /// Index tags.
+    pub fn with_tags(mut self, tags: crate::Tags) -> UploadOptions {
+        self.tags = tags;
         self
     }
 
@@ -215,6 +229,7 @@ impl BlobClient {
         let request = options
             .metadata
             .apply(options.content.apply(options.conditions.apply(request)))
+            .header_opt("x-ms-tags", options.tags_header())
             .body(data);
         let response = self.pipeline.send(request).await?;
         WriteInfo::from_headers(response.headers())
@@ -269,6 +284,7 @@ impl BlobClient {
         let request = options
             .metadata
             .apply(options.content.apply(options.conditions.apply(request)))
+            .header_opt("x-ms-tags", options.tags_header())
             .body(Bytes::from(body));
         let response = self.pipeline.send(request).await?;
         WriteInfo::from_headers(response.headers())

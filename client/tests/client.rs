@@ -16,6 +16,7 @@ mod client {
     mod retries;
     mod support;
     mod table_lock;
+    mod tags;
     mod tiers;
     mod uploads;
 }

@@ -27,8 +27,8 @@ pub struct Config {
     #[arg(long = "inMemoryPersistence")]
     pub in_memory_persistence: bool,
     /// Loose mode, as the emulator's: request headers of features Stowage
-    /// does not implement (customer-provided keys, encryption scopes, blob
-    /// tags) are ignored instead of refused with 501.
+    /// does not implement (customer-provided keys, encryption scopes) are
+    /// ignored instead of refused with 501.
     #[arg(short = 'L', long = "loose")]
     pub loose: bool,
     /// Accepted as the emulator accepts it. The emulator refuses a version

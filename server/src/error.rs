@@ -3,7 +3,7 @@
 
 use actix_web::http::StatusCode;
 use stowage_blobstore::{
-    ConditionFailure, Error as StoreError, LeaseError, MetadataError, NameError,
+    ConditionFailure, Error as StoreError, LeaseError, MetadataError, NameError, TagError,
     conditions::AppendConditionFailure,
 };
 
@@ -43,6 +43,14 @@ pub enum ApiError {
         name: String,
         /// The value sent.
         value: String,
+    },
+    /// A Find Blobs by Tags `where` that does not parse.
+    #[error("invalid where expression: {reason}")]
+    InvalidWhere {
+        /// The value sent.
+        value: String,
+        /// Why it does not parse (the message of the answer).
+        reason: String,
     },
     /// A required query parameter is missing.
     #[error("missing query parameter {0}")]
@@ -256,6 +264,11 @@ impl ApiError {
             )
             .with("QueryParameterName", name.clone())
             .with("QueryParameterValue", value.clone()),
+            ApiError::InvalidWhere { value, reason } => {
+                answer(400, "InvalidQueryParameterValue", reason.clone())
+                    .with("QueryParameterName", "where")
+                    .with("QueryParameterValue", value.clone())
+            }
             ApiError::MissingRequiredQueryParameter(name) => answer(
                 400,
                 "MissingRequiredQueryParameter",
@@ -504,6 +517,15 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
                 "The specified resource name contains invalid characters.",
             ),
         },
+        StoreError::Tag(t) => {
+            let code = match t {
+                TagError::TagsTooLarge => "TagsTooLarge",
+                TagError::EmptyTagName => "EmptyTagName",
+                TagError::DuplicateTagNames => "DuplicateTagNames",
+                TagError::InvalidTag => "InvalidTag",
+            };
+            answer(400, code, t.to_string())
+        }
         StoreError::Metadata(m) => match m {
             MetadataError::EmptyKey => answer(
                 400,

@@ -4,7 +4,9 @@
 
 use actix_web::http::header::HeaderMap;
 use base64::Engine as _;
-use stowage_blobstore::{ByteRange, Conditions, ContentProperties, EtagMatch, LeaseId, Metadata};
+use stowage_blobstore::{
+    ByteRange, Conditions, ContentProperties, EtagMatch, LeaseId, Metadata, TagCondition, Tags,
+};
 
 use crate::error::ApiError;
 
@@ -76,6 +78,7 @@ impl<'a> Headers<'a> {
             "if-none-match",
             "if-modified-since",
             "if-unmodified-since",
+            "x-ms-if-tags",
         ])
     }
 
@@ -86,17 +89,47 @@ impl<'a> Headers<'a> {
             "x-ms-source-if-none-match",
             "x-ms-source-if-modified-since",
             "x-ms-source-if-unmodified-since",
+            "x-ms-source-if-tags",
         ])
     }
 
-    fn conditions_with_names(&self, names: [&str; 4]) -> Result<Conditions, ApiError> {
-        let [if_match, if_none_match, modified, unmodified] = names;
+    fn conditions_with_names(&self, names: [&str; 5]) -> Result<Conditions, ApiError> {
+        let [if_match, if_none_match, modified, unmodified, if_tags] = names;
         Ok(Conditions {
             if_match: self.etag_list(if_match)?,
             if_none_match: self.etag_list(if_none_match)?,
             if_modified_since: self.date_condition(modified)?,
             if_unmodified_since: self.date_condition(unmodified)?,
+            if_tags: self.if_tags(if_tags)?,
         })
+    }
+
+    /// A tag condition header (`x-ms-if-tags`, `x-ms-source-if-tags`); one
+    /// that does not parse is `400 InvalidHeaderValue` (docs/wire/tags.md).
+    pub(crate) fn if_tags(&self, name: &str) -> Result<Option<TagCondition>, ApiError> {
+        let Some(v) = self.get(name)? else {
+            return Ok(None);
+        };
+        TagCondition::parse(v)
+            .map(Some)
+            .map_err(|_| invalid(name, v))
+    }
+
+    /// `x-ms-tags` (Put Blob, Put Block List, Copy Blob): a tag set in
+    /// query-string form, `k1=v1&k2=v2`, percent-encoded; absent is no tags.
+    ///
+    /// # Errors
+    /// The tag rules' codes (`TagsTooLarge`, `EmptyTagName`, ...).
+    pub(crate) fn tags(&self) -> Result<Tags, ApiError> {
+        let Some(v) = self.get("x-ms-tags")? else {
+            return Ok(Tags::default());
+        };
+        let mut pairs = Vec::new();
+        for part in v.split('&').filter(|p| !p.is_empty()) {
+            let (k, val) = part.split_once('=').unwrap_or((part, ""));
+            pairs.push((query_decode(k), query_decode(val)));
+        }
+        Ok(Tags::new(pairs).map_err(stowage_blobstore::Error::from)?)
     }
 
     fn etag_list(&self, name: &str) -> Result<Option<EtagMatch>, ApiError> {
@@ -317,6 +350,14 @@ pub(crate) fn decode_md5(value: &str) -> Option<[u8; 16]> {
         .decode(value.trim())
         .ok()?;
     <[u8; 16]>::try_from(bytes).ok()
+}
+
+/// Decodes one component of a query string (`+` is a space, `%XX` a byte).
+fn query_decode(s: &str) -> String {
+    let spaced = s.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]

@@ -166,6 +166,10 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
         b.insert_header(("x-ms-blob-sealed", if p.sealed { "true" } else { "false" }));
     }
     b.insert_header(("x-ms-server-encrypted", "true"));
+    // Only a blob with tags says how many (docs/wire/tags.md).
+    if p.tag_count > 0 {
+        b.insert_header(("x-ms-tag-count", p.tag_count.to_string()));
+    }
     if let Some(copy) = &p.copy {
         b.insert_header(("x-ms-copy-id", copy.id.as_str()));
         b.insert_header(("x-ms-copy-status", "success"));

@@ -27,5 +27,6 @@ mod e2e {
     mod listing;
     mod oauth;
     mod snapshots;
+    mod tags;
     mod tiers;
 }

@@ -9,6 +9,7 @@ mod large;
 mod listing;
 mod overwrite;
 mod small;
+mod tags;
 mod tiers;
 
 use std::future::Future;
@@ -24,7 +25,7 @@ use crate::client::{BlobClient, Request, header};
 use crate::stats::{Measured, Meter, Record, Tally};
 
 /// Every workload, in the order `bench/run` runs them.
-pub const ALL: [&str; 13] = [
+pub const ALL: [&str; 15] = [
     "put-4k",
     "get-4k",
     "head",
@@ -38,6 +39,8 @@ pub const ALL: [&str; 13] = [
     "list-1m",
     "contended-increments",
     "appenders",
+    "find-tags",
+    "set-tags",
 ];
 
 /// What every workload is given.
@@ -95,6 +98,8 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
         "appenders" => (contention::CLIENTS, contention::appenders(ctx).await?),
         "overwrite" => (c, overwrite::overwrite(ctx).await?),
         "set-tier" => (c, tiers::set_tier(ctx).await?),
+        "find-tags" => (c, tags::find_tags(ctx).await?),
+        "set-tags" => (c, tags::set_tags(ctx).await?),
         "probe" => (1, probe(ctx).await?),
         other => bail!("unknown workload {other:?}; known: {}", ALL.join(", ")),
     };

@@ -17,6 +17,7 @@ mod listing;
 mod pool;
 mod schema;
 mod service;
+mod tags;
 mod tier_columns;
 
 use std::path::Path;
@@ -162,3 +163,4 @@ pub(crate) use garbage::*;
 pub(crate) use inline::*;
 pub(crate) use listing::*;
 pub(crate) use service::*;
+pub(crate) use tags::*;

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 8;
+const SCHEMA_VERSION: i64 = 9;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -43,6 +43,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 8 {
         to_v8(conn)?;
+    }
+    if version < 9 {
+        conn.execute_batch(V9)?;
     }
     Ok(())
 }
@@ -171,6 +174,29 @@ fn to_v8(conn: &Connection) -> Result<()> {
     )?;
     Ok(())
 }
+
+/// Version 9: blob index tags, one row per (blob version, key). The
+/// account, container and blob names are repeated in each row so that Find
+/// Blobs by Tags reads one index, keyed (account, key, value, container,
+/// name) over base blobs, and touches only the rows of the key and value
+/// range it asks for; the rows go with their blob (`ON DELETE CASCADE`).
+const V9: &str = "
+    BEGIN;
+    CREATE TABLE blob_tags (
+        blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        account TEXT NOT NULL,
+        container TEXT NOT NULL,
+        name TEXT NOT NULL,
+        is_base INTEGER NOT NULL,
+        PRIMARY KEY (blob_id, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX blob_tags_find ON blob_tags(account, key, value, container, name)
+        WHERE is_base = 1;
+    PRAGMA user_version = 9;
+    COMMIT;
+";
 
 fn create_v1(conn: &Connection) -> Result<()> {
     conn.execute_batch(
@@ -325,6 +351,26 @@ pub(crate) mod tests {
         assert!(has_index(&conn, "blobs_uncommitted"));
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
+    }
+
+    /// A version 7 database gains the tag table and its search index; its
+    /// blobs have no tags.
+    #[test]
+    fn a_version_7_database_gains_the_tag_table() {
+        let conn = Connection::open_in_memory().unwrap();
+        create_v1(&conn).unwrap();
+        for step in [V2, V3, V4, V5, V6, V7] {
+            conn.execute_batch(step).unwrap();
+        }
+        insert_two_blobs(&conn);
+        assert_eq!(version(&conn), 7);
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "blob_tags_find"));
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM blob_tags", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
     }
 
     fn auto_vacuum(conn: &Connection) -> i64 {

@@ -74,6 +74,7 @@ pub struct SealAppendBlobInput {
 /// Every check of Append Block in the spec's order (after existence):
 /// conditions, lease, blob type, block count, append position, max size.
 fn check_append(
+    conn: &rusqlite::Connection,
     row: &mut BlobRow,
     input: &AppendBlockInput,
     now: std::time::SystemTime,
@@ -83,6 +84,7 @@ fn check_append(
         last_modified: row.version.last_modified,
     };
     conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+    super::tags::check_if_tags(conn, &input.conditions, Some(row.id), ConditionKind::Write)?;
     row.lease = lease_after_write(Some(row), input.lease_id.as_ref(), now)?;
     if row.blob_type != BlobType::AppendBlob {
         return Err(Error::InvalidBlobType);
@@ -117,6 +119,12 @@ impl Store {
                     last_modified: row.version.last_modified,
                 };
                 conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+                super::tags::check_if_tags(
+                    tx,
+                    &input.conditions,
+                    Some(row.id),
+                    ConditionKind::Write,
+                )?;
                 let lease = lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
                 if row.blob_type != BlobType::AppendBlob {
                     return Err(Error::InvalidBlobType);
@@ -156,7 +164,7 @@ impl Store {
                 .call(move |conn| {
                     let cid = meta::container_id(conn, &pre.account, pre.container.as_str())?;
                     let mut row = require_committed(conn, cid, &pre.blob, None)?;
-                    check_append(&mut row, &pre, now)
+                    check_append(conn, &mut row, &pre, now)
                 })
                 .await?;
         }
@@ -173,7 +181,7 @@ impl Store {
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let mut row = require_committed(tx, cid, &input.blob, None)?;
-                check_append(&mut row, &input, now)?;
+                check_append(tx, &mut row, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, md5)?;
                 crate::extents::check_crc64(input.transactional_crc64, crc64)?;
                 WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;

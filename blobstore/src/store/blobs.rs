@@ -47,6 +47,8 @@ pub struct PutBlobInput {
     pub content_length: u64,
     /// `x-ms-access-tier`, if set.
     pub access_tier: Option<AccessTier>,
+    /// `x-ms-tags`: the new version's tags (empty: none, whatever it had).
+    pub tags: crate::Tags,
 }
 
 /// Output of Put Blob.
@@ -295,9 +297,13 @@ impl Store {
                     Some(row) => {
                         let old = meta::replace_blob(tx, row.id, &new)?;
                         meta::collect_unreferenced(tx, &old, now)?;
+                        meta::set_tags(tx, row.id, &input.tags)?;
                     }
                     None => {
-                        meta::insert_blob(tx, container_id, &new)?;
+                        let id = meta::insert_blob(tx, container_id, &new)?;
+                        if !input.tags.is_empty() {
+                            meta::set_tags(tx, id, &input.tags)?;
+                        }
                     }
                 }
                 Ok(PutBlobOutput {
@@ -319,12 +325,13 @@ impl Store {
     pub async fn get_blob(&self, input: GetBlobInput) -> Result<GetBlobOutput> {
         let now = self.now();
         let pins = self.inner.pins.clone();
-        let (row, pieces, range, guard) = self
+        let (row, tag_count, pieces, range, guard) = self
             .inner
             .db
             .read_now(move |conn| {
                 let row = read_checked(conn, &input, now)?;
                 row.tier.check_online(now)?;
+                let tag_count = meta::tag_count(conn, row.id)?;
                 let range = match input.range {
                     Some(r) => Some(
                         r.resolve(row.size)
@@ -334,12 +341,12 @@ impl Store {
                 };
                 let span = range.clone().unwrap_or(0..row.size);
                 if span.is_empty() {
-                    return Ok((row, None, range, None));
+                    return Ok((row, tag_count, None, range, None));
                 }
                 let parts = meta::blob_extents(conn, row.id)?;
                 let guard = pins.pin(parts.iter().map(|p| p.extent.clone()).collect());
                 let pieces = body::pieces(conn, &parts, &span)?;
-                Ok((row, Some(pieces), range, Some(guard)))
+                Ok((row, tag_count, Some(pieces), range, Some(guard)))
             })
             .await?;
         let body = match (pieces, guard) {
@@ -351,8 +358,10 @@ impl Store {
             ),
             _ => BlobBody::empty(),
         };
+        let mut properties = blob_properties(row, now);
+        properties.tag_count = tag_count;
         Ok(GetBlobOutput {
-            properties: blob_properties(row, now),
+            properties,
             range,
             body,
         })
@@ -364,12 +373,18 @@ impl Store {
     /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
     pub async fn get_blob_properties(&self, input: GetBlobInput) -> Result<BlobProperties> {
         let now = self.now();
-        let row = self
+        let (row, tag_count) = self
             .inner
             .db
-            .read_now(move |conn| read_checked(conn, &input, now))
+            .read_now(move |conn| {
+                let row = read_checked(conn, &input, now)?;
+                let n = meta::tag_count(conn, row.id)?;
+                Ok((row, n))
+            })
             .await?;
-        Ok(blob_properties(row, now))
+        let mut properties = blob_properties(row, now);
+        properties.tag_count = tag_count;
+        Ok(properties)
     }
 
     /// Set Blob Properties: replaces the six content properties.
@@ -425,6 +440,7 @@ impl Store {
                 let container_id = meta::container_id(tx, &account, container.as_str())?;
                 let mut row = require_committed(tx, container_id, &blob, None)?;
                 conditions::evaluate(&conditions, Some(current(&row)), ConditionKind::Write)?;
+                super::tags::check_if_tags(tx, &conditions, Some(row.id), ConditionKind::Write)?;
                 row.lease = lease_after_write(Some(&row), lease_id.as_ref(), now)?;
                 row.tier.check_online(now)?;
                 change(&mut row);
@@ -461,6 +477,12 @@ impl Store {
                     conditions::evaluate(
                         &input.conditions,
                         Some(current(&row)),
+                        ConditionKind::Write,
+                    )?;
+                    super::tags::check_if_tags(
+                        tx,
+                        &input.conditions,
+                        Some(row.id),
                         ConditionKind::Write,
                     )?;
                 }
@@ -519,6 +541,12 @@ fn check_put(
         committed.map(current),
         ConditionKind::Create,
     )?;
+    super::tags::check_if_tags(
+        conn,
+        &input.conditions,
+        committed.map(|r| r.id),
+        ConditionKind::Write,
+    )?;
     let lease = lease_after_write(committed, input.lease_id.as_ref(), now)?;
     Ok((existing, lease))
 }
@@ -533,6 +561,7 @@ fn read_checked(
     let container_id = meta::container_id(conn, &input.account, input.container.as_str())?;
     let row = require_committed(conn, container_id, &input.blob, input.snapshot.as_deref())?;
     conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Read)?;
+    super::tags::check_if_tags(conn, &input.conditions, Some(row.id), ConditionKind::Read)?;
     if row.snapshot.is_none() {
         stowage_leases::check(
             &row.lease,

@@ -126,6 +126,8 @@ pub struct PutBlockListInput {
     pub lease_id: Option<LeaseId>,
     /// `x-ms-access-tier`.
     pub access_tier: Option<AccessTier>,
+    /// `x-ms-tags`: the new version's tags (empty: none, whatever it had).
+    pub tags: crate::Tags,
 }
 
 /// Input of Get Block List.
@@ -143,6 +145,8 @@ pub struct GetBlockListInput {
     pub list_type: BlockListType,
     /// `x-ms-lease-id`, checked when sent.
     pub lease_id: Option<LeaseId>,
+    /// `x-ms-if-tags`, the one condition Get Block List takes.
+    pub if_tags: Option<crate::TagCondition>,
 }
 
 /// Output of Get Block List.
@@ -295,6 +299,12 @@ impl Store {
                     last_modified: r.version.last_modified,
                 });
                 conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
+                super::tags::check_if_tags(
+                    tx,
+                    &input.conditions,
+                    committed_row.map(|r| r.id),
+                    ConditionKind::Write,
+                )?;
                 let lease = lease_after_write(row.as_ref(), input.lease_id.as_ref(), now)?;
                 if let Some(r) = committed_row
                     && r.blob_type != BlobType::BlockBlob
@@ -346,9 +356,13 @@ impl Store {
                     Some(r) => {
                         let old = meta::replace_blob(tx, r.id, &new)?;
                         meta::collect_unreferenced(tx, &old, now)?;
+                        meta::set_tags(tx, r.id, &input.tags)?;
                     }
                     None => {
-                        meta::insert_blob(tx, cid, &new)?;
+                        let id = meta::insert_blob(tx, cid, &new)?;
+                        if !input.tags.is_empty() {
+                            meta::set_tags(tx, id, &input.tags)?;
+                        }
                     }
                 }
                 Ok(new.version)
@@ -372,6 +386,11 @@ impl Store {
                 if row.blob_type != BlobType::BlockBlob {
                     return Err(Error::InvalidBlobType);
                 }
+                let only_tags = Conditions {
+                    if_tags: input.if_tags.clone(),
+                    ..Conditions::default()
+                };
+                super::tags::check_if_tags(conn, &only_tags, Some(row.id), ConditionKind::Read)?;
                 if row.snapshot.is_none() {
                     stowage_leases::check(
                         &row.lease,

@@ -72,6 +72,8 @@ pub struct CopyBlobInput {
     /// `x-ms-seal-blob: true`: a copy of an append blob is sealed (the
     /// source's seal is never copied; other blob types ignore it).
     pub seal: bool,
+    /// `x-ms-tags`: the new version's tags (empty: none, whatever it had).
+    pub tags: crate::Tags,
 }
 
 /// Output of Copy Blob.
@@ -135,6 +137,12 @@ impl Store {
                     Some(source_current),
                     ConditionKind::Source,
                 )?;
+                super::tags::check_if_tags(
+                    tx,
+                    &input.source_conditions,
+                    Some(source.id),
+                    ConditionKind::Source,
+                )?;
                 // The service rehydrates an archived source into the new
                 // blob; Stowage refuses it (docs/wire/tiers.md).
                 source.tier.check_online(now)?;
@@ -159,6 +167,12 @@ impl Store {
                     last_modified: r.version.last_modified,
                 });
                 conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
+                super::tags::check_if_tags(
+                    tx,
+                    &input.conditions,
+                    committed.map(|r| r.id),
+                    ConditionKind::Write,
+                )?;
                 let lease = lease_after_write(dest.as_ref(), input.lease_id.as_ref(), now)?;
                 if input.lease_id.is_some()
                     && lease.duration.is_some_and(|d| d != LeaseDuration::Infinite)
@@ -200,9 +214,13 @@ impl Store {
                     Some(r) => {
                         let old = meta::replace_blob(tx, r.id, &new)?;
                         meta::collect_unreferenced(tx, &old, now)?;
+                        meta::set_tags(tx, r.id, &input.tags)?;
                     }
                     None => {
-                        meta::insert_blob(tx, cid, &new)?;
+                        let id = meta::insert_blob(tx, cid, &new)?;
+                        if !input.tags.is_empty() {
+                            meta::set_tags(tx, id, &input.tags)?;
+                        }
                     }
                 }
                 Ok(CopyBlobOutput {

@@ -66,6 +66,12 @@ impl Store {
                         last_modified: row.version.last_modified,
                     };
                     conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+                    super::tags::check_if_tags(
+                        tx,
+                        &input.conditions,
+                        Some(row.id),
+                        ConditionKind::Write,
+                    )?;
                 }
                 let (record, outcome) = stowage_leases::apply(
                     &row.lease,

@@ -9,6 +9,7 @@ mod copy;
 mod leases;
 mod service_cache;
 mod snapshots;
+mod tags;
 mod tiers;
 
 use std::path::PathBuf;
@@ -42,6 +43,10 @@ pub use containers::{
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
+pub use tags::{
+    FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobTagsInput, SetBlobTagsInput, TaggedBlob,
+    is_find_marker,
+};
 pub use tiers::SetBlobTierInput;
 
 /// Where and how the store keeps its data; built once from the server's flags.
@@ -310,5 +315,7 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         sealed: row.sealed,
         tier: row.tier.properties(now),
         copy: row.copy,
+        tag_count: 0,
+        tags: None,
     }
 }

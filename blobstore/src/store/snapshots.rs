@@ -57,6 +57,12 @@ impl Store {
                     last_modified: base.version.last_modified,
                 };
                 conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+                super::tags::check_if_tags(
+                    tx,
+                    &input.conditions,
+                    Some(base.id),
+                    ConditionKind::Write,
+                )?;
                 stowage_leases::check(
                     &base.lease,
                     input.lease_id.as_ref(),
@@ -100,7 +106,9 @@ impl Store {
                     lease: LeaseRecord::default(),
                     extents: meta::blob_extents(tx, base.id)?,
                 };
-                meta::insert_blob(tx, cid, &snapshot)?;
+                let snapshot_id = meta::insert_blob(tx, cid, &snapshot)?;
+                // A snapshot keeps the tags the base blob has when it is taken.
+                meta::copy_tags(tx, base.id, snapshot_id)?;
                 Ok(SnapshotBlobOutput {
                     snapshot: id,
                     version,

@@ -26,6 +26,8 @@ pub struct SetBlobTierInput {
     pub priority: Option<RehydratePriority>,
     /// `x-ms-lease-id`.
     pub lease_id: Option<LeaseId>,
+    /// `x-ms-if-tags`, evaluated against the blob's tags.
+    pub if_tags: Option<crate::tags::expr::TagCondition>,
 }
 
 impl Store {
@@ -52,6 +54,16 @@ impl Store {
                         now,
                     )?;
                 }
+                let if_tags = crate::Conditions {
+                    if_tags: input.if_tags.clone(),
+                    ..crate::Conditions::default()
+                };
+                super::tags::check_if_tags(
+                    tx,
+                    &if_tags,
+                    Some(row.id),
+                    crate::ConditionKind::Write,
+                )?;
                 let request = SetTier {
                     tier: input.tier,
                     priority: input.priority,

@@ -71,6 +71,7 @@ pub fn put_input(c: &str, b: &str, len: usize) -> PutBlobInput {
         lease_id: None,
         content_length: len as u64,
         access_tier: None,
+        tags: Default::default(),
     }
 }
 
@@ -128,6 +129,7 @@ pub fn list_input(c: &str) -> ListBlobsInput {
         max_results: 5000,
         include_snapshots: false,
         include_uncommitted: false,
+        include_tags: false,
     }
 }
 
@@ -198,5 +200,6 @@ pub fn put_block_list_input(
         conditions: Conditions::default(),
         lease_id: None,
         access_tier: None,
+        tags: Default::default(),
     }
 }

@@ -87,6 +87,10 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         LeaseBlob => need(O, lease, ServiceScope::Any),
         DeleteBlob => need(O, "d", ServiceScope::Any),
         SetBlobTags | GetBlobTags => need(O, "t", ServiceScope::Any),
+        // `f`: filter by tags. Across the account only an account SAS
+        // serves; in one container a container SAS does too.
+        FindBlobsByTags => need(S, "f", ServiceScope::None),
+        FindBlobsByTagsInContainer => need(C, "f", ServiceScope::Container),
         // A SAS that verifies for the batch's URL lets the batch in without
         // a permission of its own (the authorizer does not ask here); each
         // sub-request is then authorized on its own credentials.
@@ -172,6 +176,16 @@ mod tests {
                 GetBlobTags,
                 false,
                 Some((ResourceType::Object, "t", ServiceScope::Any)),
+            ),
+            (
+                FindBlobsByTags,
+                false,
+                Some((ResourceType::Service, "f", ServiceScope::None)),
+            ),
+            (
+                FindBlobsByTagsInContainer,
+                false,
+                Some((ResourceType::Container, "f", ServiceScope::Container)),
             ),
             (GetContainerAcl, false, None),
             (SetContainerAcl, false, None),

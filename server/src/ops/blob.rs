@@ -40,8 +40,6 @@ pub(crate) fn refuse_unsupported(ctx: &RequestContext) -> Result<(), ApiError> {
         "x-ms-encryption-key-sha256",
         "x-ms-encryption-algorithm",
         "x-ms-encryption-scope",
-        "x-ms-tags",
-        "x-ms-if-tags",
     ] {
         if h.has(name) {
             return Err(ApiError::NotImplemented);
@@ -117,6 +115,7 @@ pub(crate) async fn put_blob(
         lease_id: h.lease_id()?,
         content_length,
         access_tier: access_tier(ctx)?,
+        tags: h.tags()?,
     };
     let stream = crate::body::streamed(body, crate::body::BODY_IDLE_TIMEOUT);
     let out = ctx.store().put_blob(input, stream).await?;

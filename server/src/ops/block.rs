@@ -122,6 +122,7 @@ pub(crate) async fn put_block_list(
         conditions,
         lease_id: h.lease_id()?,
         access_tier: super::blob::access_tier(ctx)?,
+        tags: ctx.headers().tags()?,
     };
     let v = ctx.store().put_block_list(input).await?;
     let mut b = HttpResponse::Created();
@@ -156,6 +157,7 @@ pub(crate) async fn get_block_list(ctx: &RequestContext) -> Result<HttpResponse,
         snapshot: ctx.snapshot(),
         list_type,
         lease_id: ctx.headers().lease_id()?,
+        if_tags: ctx.headers().if_tags("x-ms-if-tags")?,
     };
     let out = ctx.store().get_block_list(input).await?;
     let mut b = HttpResponse::Ok();

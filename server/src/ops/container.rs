@@ -143,6 +143,7 @@ pub(crate) async fn list_blobs(ctx: &RequestContext) -> Result<HttpResponse, Api
         max_results: params::max_results(q)?,
         include_snapshots: has("snapshots"),
         include_uncommitted: has("uncommittedblobs"),
+        include_tags: has("tags"),
     };
     let out = ctx.store().list_blobs(input).await?;
     let endpoint = ctx.service_endpoint();

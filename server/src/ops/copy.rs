@@ -314,6 +314,7 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
         expected_md5: source_md5,
         // Sealing the destination is for the asynchronous copy only.
         seal: !sync && h.flag("x-ms-seal-blob")?,
+        tags: ctx.headers().tags()?,
     };
     let out = ctx.store().copy_blob(input).await?;
     let mut b = HttpResponse::Accepted();

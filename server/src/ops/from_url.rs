@@ -281,6 +281,7 @@ pub(crate) async fn put_blob_from_url(ctx: &RequestContext) -> Result<HttpRespon
     let metadata = ctx.metadata()?;
     let lease_id = h.lease_id()?;
     let access_tier = super::blob::access_tier(ctx)?;
+    let tags = h.tags()?;
     let mut source = open_source(ctx, None, PUT_BLOB_FROM_URL_MAX).await?;
     let content = from_url_content(
         sent_content,
@@ -301,6 +302,7 @@ pub(crate) async fn put_blob_from_url(ctx: &RequestContext) -> Result<HttpRespon
         lease_id,
         content_length: source.length,
         access_tier,
+        tags,
     };
     let body = std::mem::replace(&mut source.body, Box::pin(futures::stream::empty()));
     let out = ctx.store().put_blob(input, body).await?;

@@ -14,6 +14,7 @@ mod lease;
 mod oauth;
 mod params;
 mod service;
+mod tags;
 mod tiers;
 
 use actix_web::HttpResponse;
@@ -65,13 +66,14 @@ pub(crate) enum Operation {
     SetBlobTags,
     GetBlobTags,
     SetBlobTier,
+    FindBlobsByTags,
+    FindBlobsByTagsInContainer,
     BlobBatch,
     CorsPreflight,
 }
 
 /// `comp` values of the service that Stowage does not implement.
 const NOT_IMPLEMENTED_COMP: &[&str] = &[
-    "blobs",
     "undelete",
     "expiry",
     "query",
@@ -98,6 +100,7 @@ const KNOWN_COMP: &[&str] = &[
     "page",
     "pagelist",
     "tags",
+    "blobs",
     "stats",
     "userdelegationkey",
     "tier",
@@ -161,6 +164,7 @@ impl Operation {
         match k.level {
             Level::Account => match (k.restype, k.comp) {
                 (None, Some("list")) => verb(ListContainers, get),
+                (None, Some("blobs")) => verb(FindBlobsByTags, get),
                 // `/<account>?restype=container&comp=batch` without a
                 // container is how the JS SDK sends an account-level batch
                 // to a path-style URL: served as the account scope.
@@ -183,6 +187,7 @@ impl Operation {
                 (Some("container"), Some("acl")) => verb(GetContainerAcl, get || head),
                 (Some("container"), Some("lease")) => verb(LeaseContainer, put),
                 (Some("container"), Some("list")) => verb(ListBlobs, get),
+                (Some("container"), Some("blobs")) => verb(FindBlobsByTagsInContainer, get),
                 (Some("container"), Some("batch")) => verb(BlobBatch, m == Method::POST),
                 (Some("container"), Some(_)) => Err(ApiError::UnsupportedHttpVerb),
                 _ => Err(ApiError::InvalidUri),
@@ -244,6 +249,8 @@ impl Operation {
             | GetBlockList
             | GetPageRanges
             | GetBlobTags
+            | FindBlobsByTags
+            | FindBlobsByTagsInContainer
             | CorsPreflight => true,
             SetBlobServiceProperties
             | CreateContainer
@@ -321,7 +328,10 @@ pub(crate) async fn dispatch(
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
         CorsPreflight => cors::preflight_blob_request(&ctx.req, &ctx.state, ctx.account()).await,
-        PutPage | GetPageRanges | SetBlobTags | GetBlobTags => Err(ApiError::NotImplemented),
+        SetBlobTags => tags::set_blob_tags(ctx, body).await,
+        GetBlobTags => tags::get_blob_tags(ctx).await,
+        FindBlobsByTags | FindBlobsByTagsInContainer => tags::find_blobs_by_tags(ctx).await,
+        PutPage | GetPageRanges => Err(ApiError::NotImplemented),
     }
 }
 

@@ -351,6 +351,33 @@ fn every_row_of_the_dispatch_table() {
             false,
             Ok(GetBlobTags),
         ),
+        (
+            "GET",
+            Account,
+            None,
+            Some("blobs"),
+            false,
+            false,
+            Ok(FindBlobsByTags),
+        ),
+        (
+            "GET",
+            Container,
+            Some("container"),
+            Some("blobs"),
+            false,
+            false,
+            Ok(FindBlobsByTagsInContainer),
+        ),
+        (
+            "PUT",
+            Account,
+            None,
+            Some("blobs"),
+            false,
+            false,
+            Err("UnsupportedHttpVerb"),
+        ),
         ("OPTIONS", Blob, None, None, false, false, Ok(CorsPreflight)),
         // Requests that match no operation (docs/wire/requests.md#which-operation-a-request-is).
         (
@@ -544,6 +571,8 @@ fn only_reads_are_served_on_the_secondary() {
         GetBlockList,
         GetPageRanges,
         GetBlobTags,
+        FindBlobsByTags,
+        FindBlobsByTagsInContainer,
         CorsPreflight,
     ];
     let writes = [

@@ -42,6 +42,7 @@ pub(crate) fn set_blob_tier_input(
         tier: h.require("x-ms-access-tier", AccessTier::parse)?,
         priority: h.parse("x-ms-rehydrate-priority", RehydratePriority::parse)?,
         lease_id: h.lease_id()?,
+        if_tags: h.conditions()?.if_tags,
     })
 }
 

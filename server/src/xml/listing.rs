@@ -221,9 +221,16 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     if b.blob_type == BlobType::AppendBlob {
         w.element("Sealed", if b.sealed { "true" } else { "false" });
     }
+    // Filled with `include=tags`, and only for a blob that has tags.
+    if b.tag_count > 0 {
+        w.element("TagCount", &b.tag_count.to_string());
+    }
     w.close("Properties");
     if include.metadata && committed {
         metadata(w, &b.metadata);
+    }
+    if let Some(tags) = b.tags.as_ref().filter(|t| !t.is_empty()) {
+        super::write_tags(w, tags);
     }
     w.close("Blob");
 }

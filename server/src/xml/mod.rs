@@ -6,6 +6,7 @@ mod block_list;
 mod cors_rules;
 mod listing;
 mod service_properties;
+mod tags;
 mod text;
 mod user_delegation_key;
 
@@ -18,6 +19,7 @@ pub(crate) use listing::{BlobInclude, Echo, list_blobs, list_containers};
 pub(crate) use service_properties::{
     default_service_properties, merge_service_properties, service_stats,
 };
+pub(crate) use tags::{find_blobs, parse_tags, tags_document, write_tags};
 pub(crate) use user_delegation_key::{parse_key_info, user_delegation_key};
 
 /// A document is kept in pieces of about this size: a listing page of
