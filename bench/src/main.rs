@@ -56,7 +56,7 @@ struct RunArgs {
     /// Workloads to run, comma-separated or repeated: put-4k, get-4k, head,
     /// lease-cycle, block-upload, put-64m, put-1g, get-large, list-10k,
     /// list-1m, contended-increments, appenders, find-tags, set-tags, and,
-    /// only when named, overwrite (needs --data-dir) and set-tier. Default
+    /// only when named, overwrite (needs --data-dir), set-tier and find-tags-1m. Default
     /// all but those (with --quick, the small ones).
     #[arg(long = "workload", short = 'w', value_delimiter = ',')]
     workloads: Vec<String>,

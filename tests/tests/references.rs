@@ -406,7 +406,7 @@ fn the_checker_finds_what_it_should() {
     fs::write(root.join("server/src/lib.rs"), "").unwrap();
     let refs = [
         "// docs/wire/blobs.md#put-blob, server/src/lib.rs and server/src/.",
-        "// tests/sdk/test_<file>.py is a template; docs/wire/tags.md is pending.",
+        "// tests/sdk/test_<file>.py is a template, not a path.",
         "// docs/wire/blobs.md#get-blob",
         "// server/src/main.rs",
         &["// see ", "spec", "/10-operations.md"].concat(),

@@ -98,6 +98,7 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
         "appenders" => (contention::CLIENTS, contention::appenders(ctx).await?),
         "overwrite" => (c, overwrite::overwrite(ctx).await?),
         "set-tier" => (c, tiers::set_tier(ctx).await?),
+        "find-tags-1m" => (c, tags::find_tags_1m(ctx).await?),
         "find-tags" => (c, tags::find_tags(ctx).await?),
         "set-tags" => (c, tags::set_tags(ctx).await?),
         "probe" => (1, probe(ctx).await?),

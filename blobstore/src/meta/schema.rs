@@ -540,6 +540,7 @@ pub(crate) mod tests {
              ALTER TABLE blobs DROP COLUMN rehydrate_to;
              ALTER TABLE blobs DROP COLUMN rehydrate_priority;
              ALTER TABLE blobs DROP COLUMN rehydrate_done_at;
+             DROP TABLE blob_tags;
              PRAGMA user_version = 7;
              INSERT INTO containers (id, account, name, etag, last_modified, metadata,
                  default_encryption_scope, deny_encryption_scope_override)
