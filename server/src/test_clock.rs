@@ -2,7 +2,7 @@
 //! `STOWAGE_TEST_CLOCK=1`), so that suites driving the real binary (the
 //! Python SDK tests) can let a rehydration or a lease expire without
 //! sleeping. Without that flag the server has no manual clock, the handler
-//! never calls [`answer`], and this path is an ordinary (invalid) blob URL.
+//! never calls `answer`, and this path is an ordinary (invalid) blob URL.
 //!
 //! `POST /_stowage/test-clock?advance=<seconds>` moves the clock forward
 //! and answers `200` with the new time (ISO 8601) as the body. Nothing is
