@@ -221,6 +221,9 @@ pub(crate) fn list_blobs(
     // reads one snapshot, so the answer holds for all of it.
     let probe_all_rows = input.include_uncommitted
         || (delimiter.is_some() && !meta::has_uncommitted(conn, container_id)?);
+    // `TagCount` is listed whenever a blob has tags, as the service lists
+    // it; `include=tags` adds the tags themselves.
+    let count_tags = !input.include_tags && meta::any_tags(conn)?;
     let mut statements = meta::ListingStatements::new(conn);
     let mut items = Vec::new();
     let mut more = false;
@@ -285,7 +288,12 @@ pub(crate) fn list_blobs(
                 true => Some(meta::get_tags(conn, row.id)?),
                 false => None,
             };
+            let tag_count = match count_tags {
+                true => meta::tag_count(conn, row.id)?,
+                false => 0,
+            };
             let mut properties = crate::store::blob_properties(row, now);
+            properties.tag_count = tag_count;
             if let Some(t) = tags {
                 properties.tag_count = t.len() as u64;
                 properties.tags = Some(t);

@@ -34,6 +34,15 @@ pub(crate) fn get_tags(conn: &Connection, blob_id: i64) -> Result<Tags> {
     Ok(Tags::from_stored(pairs))
 }
 
+/// Whether any blob version of the database has a tag: a listing without
+/// `include=tags` asks once, so that stores without tags pay nothing for
+/// `TagCount`.
+pub(crate) fn any_tags(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM blob_tags)")?
+        .query_row([], |r| r.get(0))?)
+}
+
 /// How many tags blob version `blob_id` has.
 pub(crate) fn tag_count(conn: &Connection, blob_id: i64) -> Result<u64> {
     let n: i64 = conn

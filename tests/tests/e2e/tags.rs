@@ -288,6 +288,13 @@ async fn list_blobs_include_tags_shows_tags_and_count() {
         .await
         .text();
     assert!(!plain.contains("<Tags>"), "{plain}");
+    // The count is listed without include=tags too, for the tagged blob only.
+    assert_eq!(
+        plain.matches("<TagCount>1</TagCount>").count(),
+        1,
+        "{plain}"
+    );
+    assert_eq!(plain.matches("<TagCount>").count(), 1, "{plain}");
 }
 
 #[tokio::test]
