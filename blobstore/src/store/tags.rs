@@ -27,7 +27,7 @@ pub struct SetBlobTagsInput {
     pub tags: Tags,
     /// `x-ms-if-tags`.
     pub if_tags: Option<TagCondition>,
-    /// `x-ms-lease-id`, checked when sent.
+    /// `x-ms-lease-id`: required while the blob is leased.
     pub lease_id: Option<LeaseId>,
 }
 
@@ -160,10 +160,13 @@ impl Store {
                     ConditionKind::Write,
                 )?;
                 if row.snapshot.is_none() {
+                    // A leased blob's tags change only with its lease id
+                    // (the reference: required if the blob has an active
+                    // lease): `LeaseIdMissing` without one.
                     stowage_leases::check(
                         &row.lease,
                         input.lease_id.as_ref(),
-                        Access::Read,
+                        Access::Write,
                         Resource::Blob,
                         now,
                     )?;

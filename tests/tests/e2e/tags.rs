@@ -668,3 +668,37 @@ async fn if_tags_guards_the_other_blob_operations_too() {
         .await;
     assert_eq!(r.status, 200);
 }
+
+#[tokio::test]
+async fn set_blob_tags_on_a_leased_blob_needs_the_lease_id() {
+    let server = TestServer::start().await;
+    let (c, name) = setup(&server).await;
+    c.put_blob(&name, "b", b"x").await;
+    let path = format!("/{name}/b");
+    let lease = "a2f5c3b1-1111-4a4a-9b9b-0123456789ab";
+    let r = c
+        .put(&format!("{path}?comp=lease"))
+        .header("x-ms-lease-action", "acquire")
+        .header("x-ms-lease-duration", "-1")
+        .header("x-ms-proposed-lease-id", lease)
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    set_tags(&c, &path, &[("k", "v")])
+        .await
+        .assert_error(412, "LeaseIdMissing");
+    let r = c
+        .put(&format!("{path}?comp=tags"))
+        .header("x-ms-lease-id", lease)
+        .body(tags_body(&[("k", "v")]))
+        .send()
+        .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    // Reading needs no lease id, but a wrong one is refused.
+    assert_eq!(get_tags(&c, &path).await.status, 200);
+    c.get(&format!("{path}?comp=tags"))
+        .header("x-ms-lease-id", "b2f5c3b1-1111-4a4a-9b9b-0123456789ab")
+        .send()
+        .await
+        .assert_error(412, "LeaseIdMismatchWithBlobOperation");
+}
