@@ -145,8 +145,9 @@ impl Filter {
     /// compared twice on the same side (`"a" > '1' AND "a" >= '2'`) or with
     /// `=` and anything else, `@container` twice or with another operator
     /// than `=`, an expression with no tag comparison, and one comparing
-    /// more than 10 different tags. In both dialects a key or value that
-    /// breaks the tag rules (length, characters) is refused.
+    /// more than 10 different tags. A key or value that breaks the tag rules
+    /// (length, characters) is refused; a condition (`x-ms-if-tags`) refuses
+    /// only the characters, a key or value too long to exist is false.
     ///
     /// # Errors
     /// [`ExprError`].
@@ -418,7 +419,12 @@ impl Parser {
             _ => return Err(self.unexpected()),
         };
         if let Some(k) = &key {
-            if k.is_empty() || k.chars().count() > super::MAX_KEY_LEN {
+            // A condition may name a key or value longer than a tag can
+            // have: it is then simply false (412), as the service answers;
+            // a filter refuses it.
+            let too_long =
+                self.dialect == Dialect::Filter && k.chars().count() > super::MAX_KEY_LEN;
+            if k.is_empty() || too_long {
                 return Err(
                     self.error_at(self.position(), "a tag key must have 1 to 128 characters")
                 );
@@ -441,7 +447,10 @@ impl Parser {
             _ => return Err(self.unexpected()),
         };
         // A container name is checked by the lookup, not by the tag rules.
-        if key.is_some() && value.chars().count() > super::MAX_VALUE_LEN {
+        if key.is_some()
+            && self.dialect == Dialect::Filter
+            && value.chars().count() > super::MAX_VALUE_LEN
+        {
             return Err(self.error_at(self.position(), "a tag value must have 0 to 256 characters"));
         }
         if key.is_some() && !value.chars().all(super::allowed) {
