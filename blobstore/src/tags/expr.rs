@@ -81,14 +81,32 @@ impl Comparison {
 
 /// An expression that cannot be read: answered with a `400` naming the
 /// header or the `where` parameter.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("Error parsing query at or near character position {position}: {reason}")]
+/// Its text is the service's: `Error parsing query at or near character
+/// position N: ...`, or `Error parsing query: ...` for a problem of the
+/// whole query.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExprError {
-    /// Where the problem was found (0-based character offset).
-    pub position: usize,
+    /// Where the problem was found (0-based character offset), when it was
+    /// found at one place.
+    pub position: Option<usize>,
     /// What was wrong.
     pub reason: String,
 }
+
+impl std::fmt::Display for ExprError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.position {
+            Some(p) => write!(
+                f,
+                "Error parsing query at or near character position {p}: {}",
+                self.reason
+            ),
+            None => write!(f, "Error parsing query: {}", self.reason),
+        }
+    }
+}
+
+impl std::error::Error for ExprError {}
 
 /// A parsed `x-ms-if-tags`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,7 +210,10 @@ impl Filter {
         keys.sort_unstable();
         keys.dedup();
         if keys.len() > super::MAX_TAGS {
-            return Err(p.error_at(0, "at most 10 different tags may be compared"));
+            return Err(ExprError {
+                position: None,
+                reason: "there can be at most 10 unique tags in a query".into(),
+            });
         }
         Ok(Filter { container, terms })
     }
@@ -257,7 +278,7 @@ impl Parser {
         let mut tokens = Vec::new();
         let mut i = 0;
         let err = |at: usize, reason: &str| ExprError {
-            position: at,
+            position: Some(at),
             reason: reason.to_owned(),
         };
         while i < chars.len() {
@@ -310,7 +331,7 @@ impl Parser {
                         .take_while(|x| x.is_ascii_alphanumeric() || **x == '_')
                         .collect();
                     if word != "container" {
-                        return Err(err(start, "unexpected '@'"));
+                        return Err(err(start, &format!("unsupported parameter '@{word}'")));
                     }
                     i += 1 + word.len();
                     tokens.push((start, Token::Container));
@@ -340,7 +361,7 @@ impl Parser {
 
     fn error_at(&self, position: usize, reason: &str) -> ExprError {
         ExprError {
-            position,
+            position: Some(position),
             reason: reason.to_owned(),
         }
     }
@@ -425,14 +446,15 @@ impl Parser {
             let too_long =
                 self.dialect == Dialect::Filter && k.chars().count() > super::MAX_KEY_LEN;
             if k.is_empty() || too_long {
-                return Err(
-                    self.error_at(self.position(), "a tag key must have 1 to 128 characters")
-                );
+                return Err(self.error_at(
+                    self.position(),
+                    "the key of a tag must be between 1 and 128 characters in length",
+                ));
             }
             if !k.chars().all(super::allowed) {
                 return Err(self.error_at(
                     self.position(),
-                    "a character of the tag key is not allowed in tags",
+                    "characters other than letters, digits, space and + - . / : = _ are not permitted in tag name or value",
                 ));
             }
         }
@@ -451,12 +473,15 @@ impl Parser {
             && self.dialect == Dialect::Filter
             && value.chars().count() > super::MAX_VALUE_LEN
         {
-            return Err(self.error_at(self.position(), "a tag value must have 0 to 256 characters"));
+            return Err(self.error_at(
+                self.position(),
+                "tag value must be between 0 and 256 characters in length",
+            ));
         }
         if key.is_some() && !value.chars().all(super::allowed) {
             return Err(self.error_at(
                 self.position(),
-                "a character of the tag value is not allowed in tags",
+                "characters other than letters, digits, space and + - . / : = _ are not permitted in tag name or value",
             ));
         }
         self.next += 1;

@@ -70,7 +70,7 @@ fn bad_conditions_are_refused_with_a_position() {
     ];
     for (expr, at) in table {
         let e = TagCondition::parse(expr).expect_err(expr);
-        assert_eq!(e.position, *at, "{expr}: {e}");
+        assert_eq!(e.position, Some(*at), "{expr}: {e}");
     }
 }
 
