@@ -149,8 +149,27 @@ pub struct CopyProperties {
     pub source: String,
     /// `x-ms-copy-progress`: `<copied>/<total>`.
     pub progress: String,
-    /// `x-ms-copy-completion-time`.
+    /// `x-ms-copy-completion-time`; for a copy of an archived blob, when
+    /// the destination's rehydration ends.
     pub completion_time: SystemTime,
+    /// The copy is still pending (`x-ms-copy-status: pending`): a copy of
+    /// an archived blob waits for its destination's rehydration. Worked out
+    /// from `completion_time` and the time of the request, never stored.
+    pub pending: bool,
+}
+
+impl CopyProperties {
+    /// The copy as seen at `now`: pending, with nothing copied yet, until
+    /// its completion time.
+    pub(crate) fn at(mut self, now: SystemTime) -> CopyProperties {
+        self.pending = self.completion_time > now;
+        if self.pending
+            && let Some((_, total)) = self.progress.split_once('/')
+        {
+            self.progress = format!("0/{total}");
+        }
+        self
+    }
 }
 
 /// Everything Get Blob Properties reports about one blob version.

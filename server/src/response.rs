@@ -172,10 +172,13 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
     }
     if let Some(copy) = &p.copy {
         b.insert_header(("x-ms-copy-id", copy.id.as_str()));
-        b.insert_header(("x-ms-copy-status", "success"));
+        let status = if copy.pending { "pending" } else { "success" };
+        b.insert_header(("x-ms-copy-status", status));
         b.insert_header(("x-ms-copy-source", copy.source.as_str()));
         b.insert_header(("x-ms-copy-progress", copy.progress.as_str()));
-        b.insert_header(("x-ms-copy-completion-time", http_date(copy.completion_time)));
+        if !copy.pending {
+            b.insert_header(("x-ms-copy-completion-time", http_date(copy.completion_time)));
+        }
     }
     if let Some(snapshot) = &p.snapshot {
         b.insert_header(("x-ms-snapshot", snapshot.as_str()));

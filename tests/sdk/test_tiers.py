@@ -249,3 +249,22 @@ def test_a_sas_needs_write_permission(container):
     with pytest.raises(HttpResponseError) as e:
         client_with(BlobSasPermissions(read=True)).set_standard_blob_tier("Hot")
     assert (e.value.status_code, error_code(e)) == (403, "AuthorizationPermissionMismatch")
+
+
+def test_a_copy_of_an_archived_blob_rehydrates(clock_server, clock_container):
+    _, advance = clock_server
+    source = clock_container.upload_blob("src", b"archived", standard_blob_tier=StandardBlobTier.ARCHIVE)
+    copy = clock_container.get_blob_client("copy")
+    with pytest.raises(HttpResponseError) as e:
+        copy.start_copy_from_url(source.url)
+    assert (e.value.status_code, error_code(e)) == (409, "BlobArchived")
+    started = copy.start_copy_from_url(source.url, standard_blob_tier=StandardBlobTier.HOT)
+    assert started["copy_status"] == "pending"
+    props = copy.get_blob_properties()
+    assert (props.copy.status, props.copy.progress) == ("pending", "0/8")
+    assert props.archive_status == "rehydrate-pending-to-hot"
+    advance(REHYDRATE_SECONDS)
+    props = copy.get_blob_properties()
+    assert (props.copy.status, props.blob_tier, props.archive_status) == ("success", "Hot", None)
+    assert copy.download_blob().readall() == b"archived"
+    assert source.get_blob_properties().blob_tier == "Archive"

@@ -104,6 +104,7 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
                 source: row.get(19)?,
                 progress: row.get(20)?,
                 completion_time: from_nanos(row.get(21)?),
+                pending: false,
             }),
             None => None,
         },

@@ -8,7 +8,7 @@ use super::Store;
 use super::blobs::lease_after_write;
 use crate::conditions::{self, ConditionKind, Conditions, Current};
 use crate::meta::{self, NewBlob};
-use crate::{AccessTier, TierRecord};
+use crate::{AccessTier, RehydratePriority, Rehydration, TierRecord};
 use crate::{
     BlobName, ContainerName, CopyProperties, Error, Metadata, PublicAccess, Result, Versioned,
 };
@@ -72,6 +72,11 @@ pub struct CopyBlobInput {
     /// `x-ms-seal-blob: true`: a copy of an append blob is sealed (the
     /// source's seal is never copied; other blob types ignore it).
     pub seal: bool,
+    /// `Some` for the asynchronous Copy Blob (with `x-ms-rehydrate-priority`,
+    /// Standard when absent): an archived source may then be copied to an
+    /// online `access_tier`, the destination rehydrating. `None` (Copy Blob
+    /// From URL): an archived source is `409 BlobArchived`.
+    pub rehydrate: Option<RehydratePriority>,
     /// `x-ms-tags`: the new version's tags (empty: none, whatever it had).
     pub tags: crate::Tags,
 }
@@ -85,6 +90,9 @@ pub struct CopyBlobOutput {
     pub copy_id: String,
     /// The content MD5 of the copied content, when the source has one.
     pub content_md5: Option<Vec<u8>>,
+    /// The copy waits for its destination's rehydration (an archived
+    /// source): `x-ms-copy-status: pending`.
+    pub pending: bool,
 }
 
 impl Store {
@@ -143,9 +151,21 @@ impl Store {
                     Some(source.id),
                     ConditionKind::Source,
                 )?;
-                // The service rehydrates an archived source into the new
-                // blob; Stowage refuses it (docs/wire/tiers.md).
-                source.tier.check_online(now)?;
+                // An archived source is copied to the online tier asked
+                // for, and the destination is rehydrated from the archive:
+                // the copy is pending until then (docs/wire/tiers.md).
+                let rehydration = match (input.rehydrate, source.tier.check_online(now)) {
+                    (_, Ok(())) => None,
+                    (Some(priority), Err(Error::BlobArchived)) => match input.access_tier {
+                        Some(to) if to != AccessTier::Archive => Some(Rehydration {
+                            to,
+                            priority,
+                            done_at: now + store.inner.config.rehydrate_delay,
+                        }),
+                        _ => return Err(Error::BlobArchived),
+                    },
+                    (_, Err(e)) => return Err(e),
+                };
                 if input.access_tier.is_some() && source.blob_type != crate::BlobType::BlockBlob {
                     return Err(Error::AccessTierNotSupportedForBlobType);
                 }
@@ -200,12 +220,20 @@ impl Store {
                     metadata: input.metadata.clone().unwrap_or(source.metadata.clone()),
                     committed_block_count: source.committed_block_count,
                     sealed: input.seal && source.blob_type == crate::BlobType::AppendBlob,
-                    tier: TierRecord::written(input.access_tier),
+                    tier: match rehydration {
+                        Some(r) => TierRecord {
+                            tier: Some(AccessTier::Archive),
+                            changed_at: None,
+                            rehydration: Some(r),
+                        },
+                        None => TierRecord::written(input.access_tier),
+                    },
                     copy: Some(CopyProperties {
                         id: copy_id.clone(),
                         source: input.source_header.clone(),
                         progress: format!("{0}/{0}", source.size),
-                        completion_time: now,
+                        completion_time: rehydration.map_or(now, |r| r.done_at),
+                        pending: false,
                     }),
                     lease,
                     extents: meta::blob_extents(tx, source.id)?,
@@ -227,6 +255,7 @@ impl Store {
                     version,
                     copy_id,
                     content_md5: source.content.content_md5,
+                    pending: rehydration.is_some(),
                 })
             })
             .await

@@ -314,7 +314,7 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         committed_block_count: row.committed_block_count,
         sealed: row.sealed,
         tier: row.tier.properties(now),
-        copy: row.copy,
+        copy: row.copy.map(|c| c.at(now)),
         tag_count: 0,
         tags: None,
     }

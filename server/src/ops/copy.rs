@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use actix_web::HttpResponse;
 use percent_encoding::percent_decode_str;
 use stowage_blobstore::{
-    BlobName, ConditionKind, ContainerName, CopyBlobInput, CopySource, SnapshotBlobInput,
-    SourceAccess, conditions,
+    BlobName, ConditionKind, ContainerName, CopyBlobInput, CopySource, RehydratePriority,
+    SnapshotBlobInput, SourceAccess, conditions,
 };
 
 use super::blob::refuse_unsupported;
@@ -314,13 +314,23 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
         expected_md5: source_md5,
         // Sealing the destination is for the asynchronous copy only.
         seal: !sync && h.flag("x-ms-seal-blob")?,
+        rehydrate: match sync {
+            true => None,
+            false => Some(
+                h.parse("x-ms-rehydrate-priority", RehydratePriority::parse)?
+                    .unwrap_or(RehydratePriority::Standard),
+            ),
+        },
         tags: ctx.headers().tags()?,
     };
     let out = ctx.store().copy_blob(input).await?;
     let mut b = HttpResponse::Accepted();
     response::version(&mut b, &out.version);
     b.insert_header(("x-ms-copy-id", out.copy_id));
-    b.insert_header(("x-ms-copy-status", "success"));
+    b.insert_header((
+        "x-ms-copy-status",
+        if out.pending { "pending" } else { "success" },
+    ));
     // Copy Blob From URL returns Content-MD5 only when the request sent the
     // source's MD5 (checked against the source's stored MD5 by the store).
     if let Some(md5) = &source_md5 {

@@ -195,10 +195,15 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     }
     if let (true, Some(copy)) = (include.copy, &b.copy) {
         w.element("CopyId", &copy.id);
-        w.element("CopyStatus", "success");
+        w.element(
+            "CopyStatus",
+            if copy.pending { "pending" } else { "success" },
+        );
         w.element("CopySource", &copy.source);
         w.element("CopyProgress", &copy.progress);
-        w.element("CopyCompletionTime", &http_date(copy.completion_time));
+        if !copy.pending {
+            w.element("CopyCompletionTime", &http_date(copy.completion_time));
+        }
     }
     w.element("ServerEncrypted", "true");
     if b.blob_type == BlobType::BlockBlob {

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use stowage_blobstore::Clock;
-use stowage_tests::{ACCOUNT, Client, Response, TestServer, unique};
+use stowage_tests::{ACCOUNT, Client, KEY, Response, TestServer, blob_sas, unique};
 
 use super::blocks::{LEASE_A, acquire_lease};
 use super::listing::texts;
@@ -395,4 +395,77 @@ async fn block_lists_and_copies_take_the_tier_they_name() {
         .send()
         .await
         .assert_error(400, "AccessTierNotSupportedForBlobType");
+}
+
+#[tokio::test]
+async fn an_archived_blob_is_copied_to_an_online_tier_by_rehydrating_the_copy() {
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    let path = format!("/{ctr}/a");
+    c.put(&path)
+        .header("x-ms-blob-type", "BlockBlob")
+        .header("x-ms-access-tier", "Archive")
+        .body(&b"cold bytes"[..])
+        .send()
+        .await;
+    let source = format!("{}/{ACCOUNT}{path}", server.base);
+    let copy = |to: &str, tier: Option<&str>| {
+        let mut r = c
+            .put(&format!("/{ctr}/{to}"))
+            .header("x-ms-copy-source", &source);
+        if let Some(t) = tier {
+            r = r.header("x-ms-access-tier", t);
+        }
+        r.send()
+    };
+    // Without an online tier for the copy: refused.
+    copy("none", None).await.assert_error(409, "BlobArchived");
+    copy("archived", Some("Archive"))
+        .await
+        .assert_error(409, "BlobArchived");
+    // Copy Blob From URL (its source read through a SAS) does not rehydrate.
+    let sas = blob_sas(ACCOUNT, KEY, &ctr, "a", "r", "2030-01-01T00:00:00Z");
+    c.put(&format!("/{ctr}/sync"))
+        .header("x-ms-copy-source", &format!("{source}?{sas}"))
+        .header("x-ms-requires-sync", "true")
+        .header("x-ms-access-tier", "Hot")
+        .send()
+        .await
+        .assert_error(409, "BlobArchived");
+    // With one: accepted, pending until the copy is rehydrated.
+    let r = copy("hot", Some("Hot")).await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert_eq!(r.header("x-ms-copy-status").as_deref(), Some("pending"));
+    let head = c.head(&format!("/{ctr}/hot")).send().await;
+    assert_eq!(head.header("x-ms-copy-status").as_deref(), Some("pending"));
+    assert_eq!(head.header("x-ms-copy-progress").as_deref(), Some("0/10"));
+    assert_eq!(head.header("x-ms-copy-completion-time"), None);
+    assert_eq!(head.header("x-ms-access-tier").as_deref(), Some("Archive"));
+    assert_eq!(
+        head.header("x-ms-archive-status").as_deref(),
+        Some("rehydrate-pending-to-hot")
+    );
+    c.get(&format!("/{ctr}/hot"))
+        .send()
+        .await
+        .assert_error(409, "BlobBeingRehydrated");
+    let xml = c
+        .get(&format!("/{ctr}?restype=container&comp=list&include=copy"))
+        .send()
+        .await
+        .text();
+    assert_eq!(texts(&xml, "CopyStatus"), ["pending"], "{xml}");
+    // Once the rehydration has run its course on the clock: done.
+    server.clock.advance(Duration::from_secs(3600));
+    let head = c.head(&format!("/{ctr}/hot")).send().await;
+    assert_eq!(head.header("x-ms-copy-status").as_deref(), Some("success"));
+    assert_eq!(head.header("x-ms-copy-progress").as_deref(), Some("10/10"));
+    assert!(head.header("x-ms-copy-completion-time").is_some());
+    assert_eq!(head.header("x-ms-access-tier").as_deref(), Some("Hot"));
+    assert_eq!(head.header("x-ms-archive-status"), None);
+    let got = c.get(&format!("/{ctr}/hot")).send().await;
+    assert_eq!((got.status, got.text().as_str()), (200, "cold bytes"));
+    // The source stays archived.
+    let head = c.head(&path).send().await;
+    assert_eq!(head.header("x-ms-access-tier").as_deref(), Some("Archive"));
 }
