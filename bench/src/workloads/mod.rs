@@ -212,6 +212,30 @@ pub async fn ensure_container(client: &BlobClient, container: &str) -> Result<()
     }
 }
 
+/// A blob of its own for each worker in `container` (created if need be),
+/// named after the run's nonce, holding `body`.
+///
+/// # Errors
+///
+/// Any failed request.
+pub async fn worker_blobs(
+    ctx: &Ctx,
+    container: &str,
+    body: &'static [u8],
+) -> Result<Arc<Vec<String>>> {
+    ensure_container(&ctx.client, container).await?;
+    let names: Vec<String> = (0..ctx.concurrency)
+        .map(|w| format!("{}-w{w:03}", ctx.nonce))
+        .collect();
+    for name in &names {
+        let req = Request::new(Method::PUT, container, Some(name))
+            .with_header("x-ms-blob-type", "BlockBlob")
+            .with_body(Bytes::from_static(body));
+        ctx.client.expect(&req, StatusCode::CREATED).await?;
+    }
+    Ok(Arc::new(names))
+}
+
 /// Makes sure `container` holds `count` blobs, writing them with
 /// `body(i)` under `name(i)` if a previous invocation did not finish that.
 /// The container's metadata `ready=<count>` records that it did.

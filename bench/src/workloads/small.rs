@@ -10,7 +10,7 @@ use bytes::Bytes;
 use md5::{Digest as _, Md5};
 use reqwest::{Method, StatusCode};
 
-use super::{Ctx, check_md5, ensure_container, fill_once, run_ops};
+use super::{Ctx, check_md5, ensure_container, fill_once, run_ops, worker_blobs};
 use crate::client::{Request, header};
 use crate::content::{pattern, seed_of};
 use crate::stats::{Measured, Tally};
@@ -163,18 +163,7 @@ pub async fn head(ctx: &Ctx) -> Result<(Tally, Measured)> {
 /// every lease must be available again at the end.
 pub async fn lease_cycle(ctx: &Ctx) -> Result<(Tally, Measured)> {
     const CONTAINER: &str = "leases";
-    ensure_container(&ctx.client, CONTAINER).await?;
-    let names: Arc<Vec<String>> = Arc::new(
-        (0..ctx.concurrency)
-            .map(|w| format!("{}-w{w:03}", ctx.nonce))
-            .collect(),
-    );
-    for name in names.iter() {
-        let req = Request::new(Method::PUT, CONTAINER, Some(name))
-            .with_header("x-ms-blob-type", "BlockBlob")
-            .with_body(Bytes::from_static(b"leased"));
-        ctx.client.expect(&req, StatusCode::CREATED).await?;
-    }
+    let names = worker_blobs(ctx, CONTAINER, b"leased").await?;
     let total = ctx.count(2000, 500);
     let (client, n) = (ctx.client.clone(), names.clone());
     let meter = ctx.meter();

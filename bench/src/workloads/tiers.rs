@@ -3,10 +3,9 @@
 use std::sync::Arc;
 
 use anyhow::{Result, ensure};
-use bytes::Bytes;
 use reqwest::{Method, StatusCode};
 
-use super::{Ctx, ensure_container, run_ops};
+use super::{Ctx, run_ops, worker_blobs};
 use crate::client::{Request, header};
 use crate::stats::{Measured, Tally};
 
@@ -20,18 +19,7 @@ fn tier(i: u64) -> &'static str {
 /// last tier its worker set.
 pub async fn set_tier(ctx: &Ctx) -> Result<(Tally, Measured)> {
     const CONTAINER: &str = "tiers";
-    ensure_container(&ctx.client, CONTAINER).await?;
-    let names: Arc<Vec<String>> = Arc::new(
-        (0..ctx.concurrency)
-            .map(|w| format!("{}-w{w:03}", ctx.nonce))
-            .collect(),
-    );
-    for name in names.iter() {
-        let req = Request::new(Method::PUT, CONTAINER, Some(name))
-            .with_header("x-ms-blob-type", "BlockBlob")
-            .with_body(Bytes::from_static(b"tiered"));
-        ctx.client.expect(&req, StatusCode::CREATED).await?;
-    }
+    let names = worker_blobs(ctx, CONTAINER, b"tiered").await?;
     let total = ctx.count(10_000, 2_000);
     // Each worker's last tier, recorded as operations complete.
     let last: Arc<Vec<std::sync::Mutex<Option<u64>>>> = Arc::new(
