@@ -13,6 +13,9 @@ pub enum Error {
     /// Create Container on an existing name.
     #[error("The specified container already exists.")]
     ContainerAlreadyExists,
+    /// Set Blob Expiry with an expiry time that is not in the future.
+    #[error("The value for one of the HTTP headers is not in the correct format.")]
+    InvalidExpiryTime,
     /// The blob (or snapshot) does not exist.
     #[error("The specified blob does not exist.")]
     BlobNotFound,

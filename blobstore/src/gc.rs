@@ -49,6 +49,11 @@ impl Store {
         let block_cutoff = now
             .checked_sub(crate::store::UNCOMMITTED_BLOCK_LIFETIME)
             .unwrap_or(std::time::UNIX_EPOCH);
+        // Soft-deleted containers past their retention, and blobs past
+        // their expiry time, go with everything they hold; their extents
+        // become garbage like those of any delete.
+        while self.purge_deleted_containers(now, BATCH).await? == BATCH {}
+        while self.purge_expired_blobs(now, BATCH).await? == BATCH {}
         // Uncommitted blocks that outlived their lifetime (B12) become
         // garbage; a blob that was nothing but those blocks disappears.
         loop {

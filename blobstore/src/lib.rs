@@ -28,6 +28,7 @@
 pub mod conditions;
 mod error;
 mod etag;
+mod expiry;
 mod extents;
 mod gc;
 mod hashing;
@@ -47,6 +48,7 @@ mod timestamps;
 pub use conditions::{AppendConditions, ConditionFailure, ConditionKind, Conditions, EtagMatch};
 pub use error::{Error, Result};
 pub use etag::Etag;
+pub use expiry::ExpiryOption;
 pub use hashing::Crc64;
 pub use listing::{
     BlobListItem, ListBlobsInput, ListBlobsOutput, ListContainersInput, ListContainersOutput,
@@ -55,7 +57,7 @@ pub use listing::{
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
     AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
-    CopyProperties, PublicAccess, Versioned,
+    CopyProperties, DeletedContainer, PublicAccess, Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
@@ -66,7 +68,7 @@ pub use store::{
     FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput, GetBlockListInput,
     GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
     MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
+    PutBlockListInput, PutBlockOutput, RestoreContainerInput, SealAppendBlobInput, SetBlobExpiryInput, SetBlobMetadataInput,
     SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput, SetContainerAclInput,
     SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
     StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,

@@ -111,6 +111,8 @@ pub struct ListContainersInput {
     pub marker: Option<ListingMarker>,
     /// Page size, 1..=5000.
     pub max_results: usize,
+    /// List soft-deleted containers too (`include=deleted`).
+    pub include_deleted: bool,
 }
 
 /// One page of containers.
@@ -178,11 +180,26 @@ pub(crate) fn list_containers(
         _ => None,
     };
     let max = input.max_results.clamp(1, MAX_RESULTS);
-    let mut rows = meta::list_containers(conn, &input.account, &input.prefix, after, max + 1)?;
+    let deleted_before = input.include_deleted.then_some(now);
+    let mut rows = meta::list_containers(
+        conn,
+        &input.account,
+        &input.prefix,
+        after,
+        max + 1,
+        deleted_before,
+    )?;
     let more = rows.len() > max;
     rows.truncate(max);
+    // The position of a soft-deleted container is its stored key.
     let next_marker = more.then(|| ListingMarker::After {
-        name: rows.last().map(|r| r.name.clone()).unwrap_or_default(),
+        name: rows
+            .last()
+            .map(|r| match &r.deleted {
+                Some(d) => meta::deleted_key(&r.name, &d.version),
+                None => r.name.clone(),
+            })
+            .unwrap_or_default(),
         snapshot: String::new(),
     });
     let containers = rows
@@ -283,6 +300,10 @@ pub(crate) fn list_blobs(
             }
             let row = row.read()?;
             cursor = Some(after_row(&row));
+            if crate::expiry::is_expired(row.expires_at, now) {
+                // Gone at its expiry time, before the collector removes it.
+                return Ok(Scan::Next);
+            }
             let committed = row.committed;
             let tags = match input.include_tags {
                 true => Some(meta::get_tags(conn, row.id)?),

@@ -137,6 +137,30 @@ pub struct ContainerProperties {
     pub default_encryption_scope: String,
     /// `x-ms-deny-encryption-scope-override` as given at creation.
     pub deny_encryption_scope_override: bool,
+    /// Set for a soft-deleted container (List Containers `include=deleted`).
+    pub deleted: Option<DeletedContainer>,
+}
+
+/// What List Containers shows of a soft-deleted container.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeletedContainer {
+    /// `Version`: names this deletion for Restore Container.
+    pub version: String,
+    /// `DeletedTime`.
+    pub deleted_time: SystemTime,
+    /// `RemainingRetentionDays`.
+    pub remaining_retention_days: u64,
+}
+
+impl DeletedContainer {
+    /// Whole days left before `purge_at`, counting a part of a day as one
+    /// (a container deleted a moment ago with 7 days of retention has 7).
+    pub fn remaining_days(purge_at: SystemTime, now: SystemTime) -> u64 {
+        const DAY: u64 = 24 * 3600;
+        let left = purge_at.duration_since(now).unwrap_or_default();
+        let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+        secs.div_ceil(DAY)
+    }
 }
 
 /// The copy properties of a Copy Blob destination (every copy completes
@@ -207,4 +231,6 @@ pub struct BlobProperties {
     pub tag_count: u64,
     /// The tags themselves, in a listing with `include=tags`.
     pub tags: Option<crate::Tags>,
+    /// When the blob expires (Set Blob Expiry), if it does.
+    pub expires_on: Option<SystemTime>,
 }

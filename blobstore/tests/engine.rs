@@ -118,6 +118,7 @@ async fn containers_are_created_listed_and_deleted(store: &Store) {
             prefix: "eng-c-".to_owned(),
             marker: None,
             max_results: 5000,
+            include_deleted: false,
         })
         .await
         .unwrap();
@@ -140,6 +141,7 @@ async fn containers_are_created_listed_and_deleted(store: &Store) {
             container: container("eng-c-b"),
             conditions: Conditions::default(),
             lease_id: None,
+            retention: None,
         })
         .await
         .unwrap();
@@ -204,6 +206,7 @@ async fn container_listing_pages(store: &Store) {
                     prefix: "eng-page-".to_owned(),
                     marker: marker.clone(),
                     max_results: size,
+                    include_deleted: false,
                 })
                 .await
                 .unwrap();

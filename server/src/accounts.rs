@@ -16,6 +16,41 @@ pub struct Account {
     pub name: String,
     /// Decoded HMAC keys.
     pub keys: Vec<Vec<u8>>,
+    /// Days a deleted container stays restorable (container soft delete);
+    /// `None`: deleted containers are gone at once.
+    pub container_delete_retention_days: Option<u32>,
+}
+
+/// The option of an `AZURITE_ACCOUNTS` entry that sets
+/// [`Account::container_delete_retention_days`].
+pub const CONTAINER_DELETE_RETENTION_OPTION: &str = "containerDeleteRetentionDays";
+
+/// The retention the service accepts for container soft delete, in days.
+pub const RETENTION_DAYS: std::ops::RangeInclusive<u32> = 1..=365;
+
+impl Account {
+    /// How long a deleted container of this account stays restorable.
+    pub fn container_delete_retention(&self) -> Option<std::time::Duration> {
+        self.container_delete_retention_days
+            .map(|d| std::time::Duration::from_secs(u64::from(d) * 24 * 3600))
+    }
+}
+
+/// Reads `part` of an entry as an option (`name=value` with a known name),
+/// or `None` when it is not one (it is then a key).
+fn parse_option(part: &str) -> Option<Result<u32, &'static str>> {
+    let (name, value) = part.split_once('=')?;
+    if name != CONTAINER_DELETE_RETENTION_OPTION {
+        return None;
+    }
+    Some(
+        value
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|d| RETENTION_DAYS.contains(d))
+            .ok_or("containerDeleteRetentionDays must be a number of days from 1 to 365"),
+    )
 }
 
 /// The configured accounts.
@@ -44,11 +79,14 @@ impl Accounts {
         Accounts(vec![Account {
             name: DEV_ACCOUNT.to_owned(),
             keys: vec![key],
+            container_delete_retention_days: None,
         }])
     }
 
     /// Parses `AZURITE_ACCOUNTS` the way the emulator reads it:
-    /// `name1:key1[:key2];name2:key1[:key2]…`, surrounding whitespace of the
+    /// `name1:key1[:key2];name2:key1[:key2]…`, each entry optionally ending
+    /// in Stowage's `:containerDeleteRetentionDays=N` (the account's own
+    /// container soft delete retention), surrounding whitespace of the
     /// whole value ignored, empty entries (a trailing `;`) skipped, keys
     /// decoded leniently (see [`decode_key_leniently`]). The list replaces
     /// the development account.
@@ -64,7 +102,12 @@ impl Accounts {
                 entry: entry.to_owned(),
                 reason,
             };
-            let parts: Vec<&str> = entry.split(':').collect();
+            let mut parts: Vec<&str> = entry.split(':').collect();
+            let mut retention = None;
+            if let Some(option) = parts.last().and_then(|p| parse_option(p)) {
+                retention = Some(option.map_err(bad)?);
+                parts.pop();
+            }
             if !(2..=3).contains(&parts.len()) {
                 return Err(bad("not a name and one or two keys separated by ':'"));
             }
@@ -81,6 +124,7 @@ impl Accounts {
             out.push(Account {
                 name: name.to_owned(),
                 keys,
+                container_delete_retention_days: retention,
             });
         }
         if out.is_empty() {
@@ -95,6 +139,15 @@ impl Accounts {
     /// The account called `name`.
     pub fn get(&self, name: &str) -> Option<&Account> {
         self.0.iter().find(|a| a.name == name)
+    }
+
+    /// Gives every account without a retention of its own `days`
+    /// (`--containerDeleteRetentionDays`).
+    pub fn with_container_delete_retention_days(mut self, days: Option<u32>) -> Accounts {
+        for a in &mut self.0 {
+            a.container_delete_retention_days = a.container_delete_retention_days.or(days);
+        }
+        self
     }
 }
 
@@ -167,6 +220,35 @@ mod tests {
             let e = Accounts::parse(bad).unwrap_err();
             assert_eq!(e.entry, entry, "{bad:?}");
             assert!(e.to_string().contains("AZURITE_ACCOUNTS"), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_entry_may_set_its_container_delete_retention() {
+        let ok = Accounts::parse(
+            "a1:a2V5MQ==:containerDeleteRetentionDays=7;a2:a2V5MQ==:a2V5Mg==:containerDeleteRetentionDays=365;a3:a2V5MQ==",
+        )
+        .unwrap();
+        let days = |n: &str| ok.get(n).unwrap().container_delete_retention_days;
+        assert_eq!(days("a1"), Some(7));
+        assert_eq!(days("a2"), Some(365));
+        assert_eq!(ok.get("a2").unwrap().keys.len(), 2);
+        assert_eq!(days("a3"), None);
+        // The flag's default fills in where an entry sets none.
+        let ok = ok.with_container_delete_retention_days(Some(3));
+        let days = |n: &str| ok.get(n).unwrap().container_delete_retention_days;
+        assert_eq!((days("a1"), days("a3")), (Some(7), Some(3)));
+        assert_eq!(
+            ok.get("a1").unwrap().container_delete_retention(),
+            Some(std::time::Duration::from_secs(7 * 24 * 3600))
+        );
+        for bad in [
+            "a1:a2V5MQ==:containerDeleteRetentionDays=0",
+            "a1:a2V5MQ==:containerDeleteRetentionDays=366",
+            "a1:a2V5MQ==:containerDeleteRetentionDays=x",
+            "a1:containerDeleteRetentionDays=7",
+        ] {
+            assert!(Accounts::parse(bad).is_err(), "{bad}");
         }
     }
 

@@ -65,6 +65,13 @@ pub struct Config {
     /// from Archive to Hot, Cool or Cold). The service takes hours.
     #[arg(long = "rehydrateDelay", value_name = "SECONDS", default_value_t = DEFAULT_REHYDRATE_DELAY.as_secs())]
     pub rehydrate_delay: u64,
+    /// Days a deleted container stays restorable with Restore Container
+    /// (container soft delete, 1 to 365); off when not given. An entry of
+    /// `AZURITE_ACCOUNTS` may set its own with
+    /// `:containerDeleteRetentionDays=N`.
+    #[arg(long = "containerDeleteRetentionDays", value_name = "DAYS",
+        value_parser = clap::value_parser!(u32).range(1..=365))]
+    pub container_delete_retention_days: Option<u32>,
     /// TEST ONLY: run on a manual clock that starts at the system time and
     /// moves only when `POST /_stowage/test-clock?advance=<seconds>` asks
     /// (a request that exists only in this mode). Never for real data.
@@ -254,10 +261,11 @@ impl Config {
     /// start with it (serving the development account instead would hide
     /// the mistake until every request fails to authenticate).
     pub fn accounts(&self) -> Result<Accounts, AccountsError> {
-        match &self.accounts {
-            Some(v) => Accounts::parse(v),
-            None => Ok(Accounts::development()),
-        }
+        let accounts = match &self.accounts {
+            Some(v) => Accounts::parse(v)?,
+            None => Accounts::development(),
+        };
+        Ok(accounts.with_container_delete_retention_days(self.container_delete_retention_days))
     }
 }
 

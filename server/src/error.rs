@@ -447,6 +447,12 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
         StoreError::BlobNotFound => {
             answer(404, "BlobNotFound", "The specified blob does not exist.")
         }
+        StoreError::InvalidExpiryTime => answer(
+            400,
+            "InvalidHeaderValue",
+            "The value for one of the HTTP headers is not in the correct format.",
+        )
+        .with("HeaderName", "x-ms-expiry-time"),
         StoreError::InvalidBlobType => answer(
             409,
             "InvalidBlobType",

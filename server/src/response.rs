@@ -150,6 +150,9 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
     }
     b.insert_header(("accept-ranges", "bytes"));
     b.insert_header(("x-ms-creation-time", http_date(p.creation_time)));
+    if let Some(at) = p.expires_on {
+        b.insert_header(("x-ms-expiry-time", http_date(at)));
+    }
     b.insert_header(("x-ms-blob-type", p.blob_type.as_str()));
     metadata(b, &p.metadata);
     lease(b, &p.lease);

@@ -19,6 +19,7 @@ pub struct TestServer {
     pub store: Store,
     dir: Option<tempfile::TempDir>,
     config: StoreConfig,
+    accounts: Accounts,
     handle: actix_web::dev::ServerHandle,
     addr: SocketAddr,
 }
@@ -90,6 +91,17 @@ impl TestServer {
         .await
     }
 
+    /// A server over a fresh temporary directory whose development account
+    /// keeps deleted containers restorable for `days` days
+    /// (`--containerDeleteRetentionDays`).
+    pub async fn start_with_container_retention(days: u32) -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = StoreConfig::at(dir.path().join("data"));
+        let clock = Arc::new(ManualClock::new(epoch()));
+        let accounts = Accounts::development().with_container_delete_retention_days(Some(days));
+        Self::start_configured(config, clock, Some(dir), None, accounts, true, false).await
+    }
+
     /// An in-memory server started with `--loose`.
     pub async fn start_loose() -> TestServer {
         let clock = Arc::new(ManualClock::new(epoch()));
@@ -138,7 +150,7 @@ impl TestServer {
         let addr = listener.local_addr().expect("local addr");
         let state = Arc::new(AppState {
             store: store.clone(),
-            accounts,
+            accounts: accounts.clone(),
             clock: clock.clone(),
             product_style_urls,
             loose,
@@ -154,6 +166,7 @@ impl TestServer {
             store,
             dir,
             config,
+            accounts,
             handle,
             addr,
         }
@@ -198,6 +211,7 @@ impl TestServer {
             store,
             dir: Some(dir),
             config,
+            accounts: Accounts::development(),
             handle,
             addr,
         };
@@ -261,8 +275,9 @@ impl TestServer {
         assert!(dir.is_some(), "an on-disk server");
         let config = self.config.clone();
         let clock = self.clock.clone();
+        let accounts = self.accounts.clone();
         drop(self.store);
-        Self::start_with(config, clock, dir).await
+        Self::start_configured(config, clock, dir, None, accounts, true, false).await
     }
 
     /// The listening address.

@@ -41,6 +41,8 @@ pub(crate) struct BlobRow {
     pub lease: LeaseRecord,
     /// A sealed append blob takes no more appends.
     pub sealed: bool,
+    /// When Set Blob Expiry made the blob expire (base blobs only).
+    pub expires_at: Option<std::time::SystemTime>,
 }
 
 /// Everything a new blob version is written with (content is in `extents`).
@@ -68,7 +70,11 @@ pub(crate) const BLOB_COLUMNS: &str = "id, name, snapshot, committed, blob_type,
     cache_control, content_disposition, metadata, committed_block_count, access_tier,
     copy_id, copy_source, copy_progress, copy_completion_time,
     lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken, sealed,
-    access_tier_changed_at, rehydrate_to, rehydrate_priority, rehydrate_done_at";
+    access_tier_changed_at, rehydrate_to, rehydrate_priority, rehydrate_done_at, expires_at";
+
+/// The column a new version is never written with: a new blob has no expiry
+/// time (only Set Blob Expiry sets one).
+const READ_ONLY_COLUMN: &str = ", expires_at";
 
 pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
     let snapshot: String = row.get(2)?;
@@ -110,6 +116,7 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
         },
         lease: lease_columns::read(row, 22)?,
         sealed: row.get(27)?,
+        expires_at: row.get::<_, Option<i64>>(32)?.map(from_nanos),
     })
 }
 
@@ -240,7 +247,7 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
         "INSERT INTO blobs (container_id, is_base, {}) VALUES
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
           ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
-        &BLOB_COLUMNS["id, ".len()..]
+        &BLOB_COLUMNS["id, ".len()..BLOB_COLUMNS.len() - READ_ONLY_COLUMN.len()]
     ))?
     .execute(params![
         container_id,
@@ -284,7 +291,8 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
 
 /// Replaces the base blob row `id` by `b` and returns the extents the old
 /// version and the blob's uncommitted blocks referenced (all uncommitted
-/// blocks are discarded by every content replacement).
+/// blocks are discarded by every content replacement, and so is an expiry
+/// time: a rewritten blob does not expire).
 pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Vec<String>> {
     let mut old = take_extents(conn, id)?;
     old.extend(super::blocks::take_blocks(conn, id)?);
@@ -297,7 +305,7 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
             content_md5 = ?10, cache_control = ?11, content_disposition = ?12, metadata = ?13,
             committed_block_count = ?14, access_tier = ?15,
             copy_id = ?16, copy_source = ?17, copy_progress = ?18, copy_completion_time = ?19,
-            creation_time = ?20, sealed = ?26,
+            creation_time = ?20, sealed = ?26, expires_at = NULL,
             ({}) = (?21, ?22, ?23, ?24, ?25),
             ({}) = (?27, ?28, ?29, ?30)
          WHERE id = ?1",

@@ -1,5 +1,7 @@
 //! SQL for containers.
 
+use std::time::SystemTime;
+
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use stowage_leases::LeaseRecord;
 
@@ -18,6 +20,8 @@ pub(crate) struct ContainerRow {
     pub default_encryption_scope: String,
     pub deny_encryption_scope_override: bool,
     pub lease: LeaseRecord,
+    /// Set while the container is soft-deleted.
+    pub deleted: Option<super::DeletedInfo>,
 }
 
 /// What Create Container stores.
@@ -32,9 +36,12 @@ pub(crate) struct NewContainer {
     pub deny_encryption_scope_override: bool,
 }
 
-const SELECT: &str = "SELECT id, name, etag, last_modified, metadata, public_access,
-    default_encryption_scope, deny_encryption_scope_override,
-    lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken
+/// A soft-deleted container answers with the name it had (its stored
+/// `name` is the key of `meta::deleted_containers`).
+const SELECT: &str = "SELECT id, COALESCE(deleted_name, name), etag, last_modified, metadata,
+    public_access, default_encryption_scope, deny_encryption_scope_override,
+    lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken,
+    deleted_version, deleted_at, purge_at
     FROM containers";
 
 fn read_row(row: &Row<'_>) -> Result<ContainerRow> {
@@ -51,6 +58,7 @@ fn read_row(row: &Row<'_>) -> Result<ContainerRow> {
         default_encryption_scope: row.get(6)?,
         deny_encryption_scope_override: row.get(7)?,
         lease: lease_columns::read(row, 8)?,
+        deleted: super::deleted_containers::read_deleted(row, 13)?,
     })
 }
 
@@ -211,13 +219,17 @@ pub(crate) fn delete_container(conn: &Connection, id: i64) -> Result<Vec<String>
 }
 
 /// One page of containers after `after` (exclusive) whose names start with
-/// `prefix`, at most `limit` rows, in name order.
+/// `prefix`, at most `limit` rows, in order of their stored names (a
+/// soft-deleted container, listed only with `deleted_before`, right after
+/// the live container of its name; its purge time must be after that
+/// instant).
 pub(crate) fn list_containers(
     conn: &Connection,
     account: &str,
     prefix: &str,
     after: Option<&str>,
     limit: usize,
+    deleted_before: Option<SystemTime>,
 ) -> Result<Vec<ContainerRow>> {
     let lower = match after {
         Some(a) if a >= prefix => a.to_owned(),
@@ -227,9 +239,19 @@ pub(crate) fn list_containers(
     let mut stmt = conn.prepare_cached(&format!(
         "{SELECT} WHERE account = ?1 AND name >= ?2 AND name > ?3
             AND (?4 IS NULL OR name < ?4)
+            AND (deleted_at IS NULL OR purge_at > ?6)
          ORDER BY name LIMIT ?5"
     ))?;
-    let mut rows = stmt.query(params![account, prefix, lower, upper, limit as i64])?;
+    // Without `deleted_before` no purge time is late enough.
+    let shown_after = deleted_before.map_or(i64::MAX, to_nanos);
+    let mut rows = stmt.query(params![
+        account,
+        prefix,
+        lower,
+        upper,
+        limit as i64,
+        shown_after
+    ])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         out.push(read_row(row)?);

@@ -10,6 +10,8 @@
 mod blobs;
 mod blocks;
 mod containers;
+mod deleted_containers;
+mod expiry;
 mod garbage;
 mod inline;
 mod lease_columns;
@@ -159,6 +161,8 @@ fn stable_plans(conn: &Connection) -> Result<()> {
 pub(crate) use blobs::*;
 pub(crate) use blocks::*;
 pub(crate) use containers::*;
+pub(crate) use deleted_containers::*;
+pub(crate) use expiry::*;
 pub(crate) use garbage::*;
 pub(crate) use inline::*;
 pub(crate) use listing::*;

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 9;
+const SCHEMA_VERSION: i64 = 12;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -46,6 +46,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 9 {
         conn.execute_batch(V9)?;
+    }
+    if version < 12 {
+        conn.execute_batch(V12)?;
     }
     Ok(())
 }
@@ -195,6 +198,28 @@ const V9: &str = "
     CREATE INDEX blob_tags_find ON blob_tags(account, key, value, container, name)
         WHERE is_base = 1;
     PRAGMA user_version = 9;
+    COMMIT;
+";
+
+/// Version 12: soft-deleted containers and blob expiry.
+///
+/// A soft-deleted container keeps its row, its blobs and its policies; its
+/// `name` becomes a key that no container name can equal (see
+/// `meta::deleted_containers`), and these columns hold the name it had, the
+/// version that tells it apart from other deletions of that name, when it
+/// was deleted and when it is purged. `expires_at` is the time Set Blob
+/// Expiry gave a blob. Both are indexed for the collector, which purges
+/// what is due in time order; rows written before have neither.
+const V12: &str = "
+    BEGIN;
+    ALTER TABLE containers ADD COLUMN deleted_name TEXT;
+    ALTER TABLE containers ADD COLUMN deleted_version TEXT;
+    ALTER TABLE containers ADD COLUMN deleted_at INTEGER;
+    ALTER TABLE containers ADD COLUMN purge_at INTEGER;
+    CREATE INDEX containers_by_purge ON containers(purge_at) WHERE purge_at IS NOT NULL;
+    ALTER TABLE blobs ADD COLUMN expires_at INTEGER;
+    CREATE INDEX blobs_by_expiry ON blobs(expires_at) WHERE expires_at IS NOT NULL;
+    PRAGMA user_version = 12;
     COMMIT;
 ";
 
@@ -541,6 +566,13 @@ pub(crate) mod tests {
              ALTER TABLE blobs DROP COLUMN rehydrate_priority;
              ALTER TABLE blobs DROP COLUMN rehydrate_done_at;
              DROP TABLE blob_tags;
+             DROP INDEX containers_by_purge;
+             DROP INDEX blobs_by_expiry;
+             ALTER TABLE containers DROP COLUMN deleted_name;
+             ALTER TABLE containers DROP COLUMN deleted_version;
+             ALTER TABLE containers DROP COLUMN deleted_at;
+             ALTER TABLE containers DROP COLUMN purge_at;
+             ALTER TABLE blobs DROP COLUMN expires_at;
              PRAGMA user_version = 7;
              INSERT INTO containers (id, account, name, etag, last_modified, metadata,
                  default_encryption_scope, deny_encryption_scope_override)
@@ -560,6 +592,39 @@ pub(crate) mod tests {
             )
             .unwrap();
         assert_eq!(row, ("Cool".to_owned(), None, None));
+    }
+
+    /// A version 9 database with a container and a blob gains the columns
+    /// of soft delete and expiry, empty for the rows already there.
+    #[test]
+    fn a_version_9_database_gains_soft_delete_and_expiry_columns() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(
+            "DROP INDEX containers_by_purge;
+             DROP INDEX blobs_by_expiry;
+             ALTER TABLE containers DROP COLUMN deleted_name;
+             ALTER TABLE containers DROP COLUMN deleted_version;
+             ALTER TABLE containers DROP COLUMN deleted_at;
+             ALTER TABLE containers DROP COLUMN purge_at;
+             ALTER TABLE blobs DROP COLUMN expires_at;
+             PRAGMA user_version = 9;",
+        )
+        .unwrap();
+        insert_two_blobs(&conn);
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "containers_by_purge"));
+        assert!(has_index(&conn, "blobs_by_expiry"));
+        let (deleted, expiring): (i64, i64) = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM containers WHERE deleted_at IS NOT NULL),
+                        (SELECT count(*) FROM blobs WHERE expires_at IS NOT NULL)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((deleted, expiring), (0, 0));
     }
 
     #[test]

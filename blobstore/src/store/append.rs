@@ -113,7 +113,7 @@ impl Store {
             .write(move |tx| {
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let mut row = require_committed(tx, cid, &input.blob, None)?;
+                let mut row = require_committed(tx, cid, &input.blob, None, now)?;
                 let current = Current {
                     etag: row.version.etag.as_str(),
                     last_modified: row.version.last_modified,
@@ -163,7 +163,7 @@ impl Store {
                 .db
                 .call(move |conn| {
                     let cid = meta::container_id(conn, &pre.account, pre.container.as_str())?;
-                    let mut row = require_committed(conn, cid, &pre.blob, None)?;
+                    let mut row = require_committed(conn, cid, &pre.blob, None, now)?;
                     check_append(conn, &mut row, &pre, now)
                 })
                 .await?;
@@ -180,7 +180,7 @@ impl Store {
             .write(move |tx| {
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let mut row = require_committed(tx, cid, &input.blob, None)?;
+                let mut row = require_committed(tx, cid, &input.blob, None, now)?;
                 check_append(tx, &mut row, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, md5)?;
                 crate::extents::check_crc64(input.transactional_crc64, crc64)?;

@@ -163,15 +163,17 @@ fn current(row: &BlobRow) -> Current<'_> {
 }
 
 /// A committed blob version, or `BlobNotFound` (an uncommitted-only block
-/// blob does not exist for reads and most writes, docs/wire/blobs.md#blob-types).
+/// blob does not exist for reads and most writes, docs/wire/blobs.md#blob-types;
+/// nor does a blob past its expiry time at `now`, docs/wire/expiry.md).
 pub(super) fn require_committed(
     conn: &rusqlite::Connection,
     container_id: i64,
     blob: &BlobName,
     snapshot: Option<&str>,
+    now: std::time::SystemTime,
 ) -> Result<BlobRow> {
     match meta::get_blob(conn, container_id, blob.as_str(), snapshot)? {
-        Some(row) if row.committed => Ok(row),
+        Some(row) if row.committed && !crate::expiry::is_expired(row.expires_at, now) => Ok(row),
         _ => Err(Error::BlobNotFound),
     }
 }
@@ -258,6 +260,7 @@ impl Store {
             .write(move |tx| {
                 let container_id =
                     meta::container_id(tx, &input.account, input.container.as_str())?;
+                super::expiry::purge_if_expired(tx, container_id, input.blob.as_str(), now)?;
                 let (existing, lease) = check_put(tx, container_id, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, body_md5)?;
                 crate::extents::check_crc64(input.transactional_crc64, body_crc64)?;
@@ -438,7 +441,7 @@ impl Store {
             .db
             .write(move |tx| {
                 let container_id = meta::container_id(tx, &account, container.as_str())?;
-                let mut row = require_committed(tx, container_id, &blob, None)?;
+                let mut row = require_committed(tx, container_id, &blob, None, now)?;
                 conditions::evaluate(&conditions, Some(current(&row)), ConditionKind::Write)?;
                 super::tags::check_if_tags(tx, &conditions, Some(row.id), ConditionKind::Write)?;
                 row.lease = lease_after_write(Some(&row), lease_id.as_ref(), now)?;
@@ -534,7 +537,10 @@ fn check_put(
     input: &PutBlobInput,
     now: std::time::SystemTime,
 ) -> Result<(Option<BlobRow>, LeaseRecord)> {
-    let existing = meta::get_blob(conn, container_id, input.blob.as_str(), None)?;
+    // An expired blob is absent; the commit transaction removes it first
+    // (`purge_if_expired`), so the new version starts afresh.
+    let existing = meta::get_blob(conn, container_id, input.blob.as_str(), None)?
+        .filter(|r| !crate::expiry::is_expired(r.expires_at, now));
     let committed = existing.as_ref().filter(|r| r.committed);
     conditions::evaluate(
         &input.conditions,
@@ -559,7 +565,7 @@ fn read_checked(
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {
     let container_id = meta::container_id(conn, &input.account, input.container.as_str())?;
-    let row = require_committed(conn, container_id, &input.blob, input.snapshot.as_deref())?;
+    let row = require_committed(conn, container_id, &input.blob, input.snapshot.as_deref(), now)?;
     conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Read)?;
     super::tags::check_if_tags(conn, &input.conditions, Some(row.id), ConditionKind::Read)?;
     if row.snapshot.is_none() {

@@ -210,6 +210,7 @@ impl Store {
             .db
             .write(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
                 let lease = check_put_block(row.as_ref(), input.lease_id.as_ref(), now)?;
                 crate::extents::check_md5(input.transactional_md5, md5)?;
@@ -292,6 +293,7 @@ impl Store {
             .db
             .write(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
                 let committed_row = row.as_ref().filter(|r| r.committed);
                 let current = committed_row.map(|r| Current {

@@ -1,5 +1,7 @@
 //! Container operations (docs/wire/containers.md).
 
+use std::time::Duration;
+
 use stowage_leases::{Access, LeaseId, Resource};
 
 use super::{Store, container_properties};
@@ -53,6 +55,22 @@ pub struct DeleteContainerInput {
     pub conditions: Conditions,
     /// `x-ms-lease-id`, required while the container is leased.
     pub lease_id: Option<LeaseId>,
+    /// How long the container stays restorable (container soft delete);
+    /// `None` deletes it for good at once.
+    pub retention: Option<Duration>,
+}
+
+/// Input of Restore Container.
+#[derive(Clone, Debug)]
+pub struct RestoreContainerInput {
+    /// The account.
+    pub account: String,
+    /// The name to restore the container as (the request's path).
+    pub container: ContainerName,
+    /// `x-ms-deleted-container-name`: the name the container had.
+    pub deleted_name: ContainerName,
+    /// `x-ms-deleted-container-version`: which deletion of that name.
+    pub deleted_version: String,
 }
 
 /// Input of Set Container ACL.
@@ -254,12 +272,16 @@ impl Store {
             .await
     }
 
-    /// Delete Container: the container, its blobs, snapshots and blocks.
+    /// Delete Container: the container, its blobs, snapshots and blocks;
+    /// with a retention, the container is soft-deleted instead and stays
+    /// restorable until the retention has passed
+    /// (docs/wire/containers.md#container-soft-delete).
     ///
     /// # Errors
     /// `ContainerNotFound`, `ConditionNotMet`, lease refusals, database failures.
     pub async fn delete_container(&self, input: DeleteContainerInput) -> Result<()> {
         let now = self.now();
+        let store = self.clone();
         self.inner
             .db
             .write_reserved(move |tx| {
@@ -271,8 +293,71 @@ impl Store {
                     (input.lease_id.as_ref(), Access::Write),
                     now,
                 )?;
+                if let Some(retention) = input.retention {
+                    // The ETag sequence is unique and increasing, so each
+                    // deletion of a name gets a version of its own.
+                    let etag = store.inner.etags.next(now);
+                    let info = meta::DeletedInfo {
+                        version: etag.as_str().trim_start_matches("0x").to_owned(),
+                        deleted_at: now,
+                        purge_at: now + retention,
+                    };
+                    return meta::soft_delete_container(tx, row.id, &row.name, &info);
+                }
                 let extents = meta::delete_container(tx, row.id)?;
                 meta::collect_unreferenced(tx, &extents, now)
+            })
+            .await
+    }
+
+    /// Restore Container: brings a soft-deleted container back, with its
+    /// blobs, metadata and ACL, under the name of the request
+    /// (docs/wire/containers.md#restore-container).
+    ///
+    /// # Errors
+    /// `ContainerAlreadyExists` when a live container has that name;
+    /// `ContainerNotFound` when no soft-deleted container has the name and
+    /// version given, or its retention has passed; database failures.
+    pub async fn restore_container(&self, input: RestoreContainerInput) -> Result<()> {
+        let now = self.now();
+        self.inner
+            .db
+            .write(move |tx| {
+                let account = input.account.as_str();
+                let deleted = meta::find_deleted_container(
+                    tx,
+                    account,
+                    input.deleted_name.as_str(),
+                    &input.deleted_version,
+                )?;
+                let id = match deleted {
+                    Some((id, purge_at)) if purge_at > now => id,
+                    _ => return Err(crate::Error::ContainerNotFound),
+                };
+                if meta::get_container(tx, account, input.container.as_str())?.is_some() {
+                    return Err(crate::Error::ContainerAlreadyExists);
+                }
+                meta::restore_container(tx, id, account, input.container.as_str())
+            })
+            .await
+    }
+
+    /// Purges up to `limit` soft-deleted containers whose retention has
+    /// passed at `now`, with everything in them; returns how many.
+    pub(crate) async fn purge_deleted_containers(
+        &self,
+        now: std::time::SystemTime,
+        limit: usize,
+    ) -> Result<usize> {
+        self.inner
+            .db
+            .write_reserved(move |tx| {
+                let due = meta::containers_due_for_purge(tx, now, limit)?;
+                for &id in &due {
+                    let extents = meta::delete_container(tx, id)?;
+                    meta::collect_unreferenced(tx, &extents, now)?;
+                }
+                Ok(due.len())
             })
             .await
     }

@@ -134,7 +134,7 @@ impl Store {
                     src.blob.as_str(),
                     src.snapshot.as_deref(),
                 )?
-                .filter(|r| r.committed)
+                .filter(|r| r.committed && !crate::expiry::is_expired(r.expires_at, now))
                 .ok_or_else(|| missing(Error::BlobNotFound))?;
                 let source_current = Current {
                     etag: source.version.etag.as_str(),
@@ -180,6 +180,7 @@ impl Store {
                 }
 
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
                 let dest = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
                 let committed = dest.as_ref().filter(|r| r.committed);
                 let current = committed.map(|r| Current {
@@ -280,7 +281,7 @@ impl Store {
             .db
             .call(move |conn| {
                 let cid = meta::container_id(conn, &account, container.as_str())?;
-                let row = super::blobs::require_committed(conn, cid, &blob, None)?;
+                let row = super::blobs::require_committed(conn, cid, &blob, None, now)?;
                 lease_after_write(Some(&row), lease_id.as_ref(), now)?;
                 Err(Error::NoPendingCopyOperation)
             })

@@ -6,6 +6,7 @@ mod blocks;
 mod body;
 mod containers;
 mod copy;
+mod expiry;
 mod leases;
 mod service_cache;
 mod snapshots;
@@ -38,9 +39,11 @@ pub use blocks::{
 };
 pub use body::BlobBody;
 pub use containers::{
-    CreateContainerInput, DeleteContainerInput, SetContainerAclInput, SetContainerMetadataInput,
+    CreateContainerInput, DeleteContainerInput, RestoreContainerInput, SetContainerAclInput,
+    SetContainerMetadataInput,
 };
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
+pub use expiry::SetBlobExpiryInput;
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 pub use tags::{
@@ -290,6 +293,11 @@ pub(crate) fn container_properties(row: ContainerRow, now: SystemTime) -> Contai
         public_access: row.public_access,
         default_encryption_scope: row.default_encryption_scope,
         deny_encryption_scope_override: row.deny_encryption_scope_override,
+        deleted: row.deleted.map(|d| crate::DeletedContainer {
+            remaining_retention_days: crate::DeletedContainer::remaining_days(d.purge_at, now),
+            version: d.version,
+            deleted_time: d.deleted_at,
+        }),
     }
 }
 
@@ -317,5 +325,6 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         copy: row.copy.map(|c| c.at(now)),
         tag_count: 0,
         tags: None,
+        expires_on: row.expires_at,
     }
 }

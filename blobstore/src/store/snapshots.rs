@@ -51,7 +51,7 @@ impl Store {
             .db
             .write(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let base = require_committed(tx, cid, &input.blob, None)?;
+                let base = require_committed(tx, cid, &input.blob, None, now)?;
                 let current = Current {
                     etag: base.version.etag.as_str(),
                     last_modified: base.version.last_modified,

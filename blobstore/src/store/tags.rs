@@ -152,7 +152,7 @@ impl Store {
             .db
             .write(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let row = require_committed(tx, cid, &input.blob, input.snapshot.as_deref())?;
+                let row = require_committed(tx, cid, &input.blob, input.snapshot.as_deref(), now)?;
                 check_if_tags(
                     tx,
                     &if_tags_only(&input.if_tags),
@@ -186,7 +186,7 @@ impl Store {
             .db
             .read_now(move |conn| {
                 let cid = meta::container_id(conn, &input.account, input.container.as_str())?;
-                let row = require_committed(conn, cid, &input.blob, input.snapshot.as_deref())?;
+                let row = require_committed(conn, cid, &input.blob, input.snapshot.as_deref(), now)?;
                 let tags = meta::get_tags(conn, row.id)?;
                 conditions::evaluate_tags(
                     &if_tags_only(&input.if_tags),

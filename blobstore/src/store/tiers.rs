@@ -44,7 +44,7 @@ impl Store {
             .db
             .write(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let row = require_committed(tx, cid, &input.blob, input.snapshot.as_deref())?;
+                let row = require_committed(tx, cid, &input.blob, input.snapshot.as_deref(), now)?;
                 if row.snapshot.is_none() {
                     stowage_leases::check(
                         &row.lease,

@@ -70,6 +70,8 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         GetContainerProperties | GetContainerMetadata => need(C, "r", ServiceScope::None),
         SetContainerMetadata => need(C, "w", ServiceScope::None),
         DeleteContainer => need(C, "d", ServiceScope::None),
+        // The reference names account SAS only for Restore Container.
+        RestoreContainer => need(C, "w", ServiceScope::None),
         LeaseContainer => need(C, lease, ServiceScope::None),
         GetContainerAcl | SetContainerAcl | GetUserDelegationKey => return None,
         ListBlobs => need(C, "l", ServiceScope::Container),
@@ -81,7 +83,9 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
             need(O, "r", ServiceScope::Any)
         }
         SetBlobProperties | SetBlobMetadata | PutBlock | PutBlockFromUrl | PutBlockList
-        | PutPage | AbortCopyBlob | SealAppendBlob | SetBlobTier => need(O, "w", ServiceScope::Any),
+        | PutPage | AbortCopyBlob | SealAppendBlob | SetBlobTier | SetBlobExpiry => {
+            need(O, "w", ServiceScope::Any)
+        }
         AppendBlock | AppendBlockFromUrl => need(O, "aw", ServiceScope::Any),
         SnapshotBlob => need(O, "cw", ServiceScope::Any),
         LeaseBlob => need(O, lease, ServiceScope::Any),

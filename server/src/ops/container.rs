@@ -2,8 +2,9 @@
 
 use actix_web::HttpResponse;
 use stowage_blobstore::{
-    ConditionKind, CreateContainerInput, DeleteContainerInput, ListBlobsInput, PublicAccess,
-    SetContainerAclInput, SetContainerMetadataInput, conditions,
+    ConditionKind, ContainerName, CreateContainerInput, DeleteContainerInput, ListBlobsInput,
+    PublicAccess, RestoreContainerInput, SetContainerAclInput, SetContainerMetadataInput,
+    conditions,
 };
 
 use super::params;
@@ -102,9 +103,41 @@ pub(crate) async fn delete_container(ctx: &RequestContext) -> Result<HttpRespons
         container: ctx.container()?,
         conditions,
         lease_id: h.lease_id()?,
+        retention: ctx
+            .state
+            .accounts
+            .get(ctx.account())
+            .and_then(|a| a.container_delete_retention()),
     };
     ctx.store().delete_container(input).await?;
     Ok(HttpResponse::Accepted().finish())
+}
+
+/// Restore Container (docs/wire/containers.md#restore-container): the
+/// container named by `x-ms-deleted-container-name` and
+/// `x-ms-deleted-container-version` comes back under the request's name.
+pub(crate) async fn restore_container(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    let h = ctx.headers();
+    let name = h
+        .get("x-ms-deleted-container-name")?
+        .ok_or(ApiError::MissingRequiredHeader("x-ms-deleted-container-name"))?;
+    let version = h
+        .get("x-ms-deleted-container-version")?
+        .ok_or(ApiError::MissingRequiredHeader(
+            "x-ms-deleted-container-version",
+        ))?;
+    // A name no container can have names no deleted container either.
+    let deleted_name = ContainerName::parse(name).map_err(|_| {
+        stowage_blobstore::Error::ContainerNotFound
+    })?;
+    let input = RestoreContainerInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        deleted_name,
+        deleted_version: version.to_owned(),
+    };
+    ctx.store().restore_container(input).await?;
+    Ok(HttpResponse::Created().finish())
 }
 
 /// The `include` options of List Blobs (docs/wire/listing.md#include-options).

@@ -9,6 +9,7 @@ mod block;
 mod container;
 mod copy;
 pub(crate) mod cors;
+mod expiry;
 mod from_url;
 mod lease;
 mod oauth;
@@ -40,6 +41,7 @@ pub(crate) enum Operation {
     GetContainerAcl,
     SetContainerAcl,
     DeleteContainer,
+    RestoreContainer,
     LeaseContainer,
     ListBlobs,
     PutBlob,
@@ -66,6 +68,7 @@ pub(crate) enum Operation {
     SetBlobTags,
     GetBlobTags,
     SetBlobTier,
+    SetBlobExpiry,
     FindBlobsByTags,
     FindBlobsByTagsInContainer,
     BlobBatch,
@@ -74,8 +77,6 @@ pub(crate) enum Operation {
 
 /// `comp` values of the service that Stowage does not implement.
 const NOT_IMPLEMENTED_COMP: &[&str] = &[
-    "undelete",
-    "expiry",
     "query",
     "incrementalcopy",
     "rename",
@@ -104,6 +105,8 @@ const KNOWN_COMP: &[&str] = &[
     "stats",
     "userdelegationkey",
     "tier",
+    "undelete",
+    "expiry",
 ];
 
 /// The facts of a request that choose its operation.
@@ -189,6 +192,7 @@ impl Operation {
                 (Some("container"), Some("list")) => verb(ListBlobs, get),
                 (Some("container"), Some("blobs")) => verb(FindBlobsByTagsInContainer, get),
                 (Some("container"), Some("batch")) => verb(BlobBatch, m == Method::POST),
+                (Some("container"), Some("undelete")) => verb(RestoreContainer, put),
                 (Some("container"), Some(_)) => Err(ApiError::UnsupportedHttpVerb),
                 _ => Err(ApiError::InvalidUri),
             },
@@ -223,6 +227,9 @@ impl Operation {
                 Some("tags") if put => Ok(SetBlobTags),
                 Some("tags") => verb(GetBlobTags, get),
                 Some("tier") => verb(SetBlobTier, put),
+                Some("expiry") => verb(SetBlobExpiry, put),
+                // Undelete Blob comes with blob soft delete.
+                Some("undelete") => Err(ApiError::NotImplemented),
                 Some(_) => Err(ApiError::UnsupportedHttpVerb),
             },
         }
@@ -257,6 +264,7 @@ impl Operation {
             | SetContainerMetadata
             | SetContainerAcl
             | DeleteContainer
+            | RestoreContainer
             | LeaseContainer
             | PutBlob
             | CopyBlob
@@ -276,6 +284,7 @@ impl Operation {
             | SetBlobTags
             | SealAppendBlob
             | SetBlobTier
+            | SetBlobExpiry
             | BlobBatch
             | GetUserDelegationKey => false,
         }
@@ -302,6 +311,7 @@ pub(crate) async fn dispatch(
         GetContainerMetadata => container::get_container_metadata(ctx).await,
         SetContainerMetadata => container::set_container_metadata(ctx).await,
         DeleteContainer => container::delete_container(ctx).await,
+        RestoreContainer => container::restore_container(ctx).await,
         ListBlobs => container::list_blobs(ctx).await,
         LeaseContainer => lease::lease_container(ctx).await,
         PutBlob => blob::put_blob(ctx, body).await,
@@ -325,6 +335,7 @@ pub(crate) async fn dispatch(
         AbortCopyBlob => copy::abort_copy_blob(ctx).await,
         BlobBatch => batch::blob_batch(ctx, body).await,
         SetBlobTier => tiers::set_blob_tier(ctx).await,
+        SetBlobExpiry => expiry::set_blob_expiry(ctx).await,
         GetContainerAcl => container::get_container_acl(ctx).await,
         SetContainerAcl => container::set_container_acl(ctx, body).await,
         CorsPreflight => cors::preflight_blob_request(&ctx.req, &ctx.state, ctx.account()).await,

@@ -18,6 +18,7 @@ pub(crate) async fn list_containers(ctx: &RequestContext) -> Result<HttpResponse
         prefix: ctx.query.get("prefix").unwrap_or_default().to_owned(),
         marker: params::marker(&ctx.query)?,
         max_results: params::max_results(&ctx.query)?,
+        include_deleted: include.iter().any(|i| i == "deleted"),
     };
     let out = ctx.store().list_containers(input).await?;
     let endpoint = ctx.service_endpoint();

@@ -80,6 +80,10 @@ pub(crate) fn list_containers(
 fn container(w: &mut XmlWriter, c: &ContainerProperties, include_metadata: bool) {
     w.open("Container");
     w.element("Name", &c.name);
+    if let Some(d) = &c.deleted {
+        w.element("Deleted", "true");
+        w.element("Version", &d.version);
+    }
     w.open("Properties");
     w.element("Last-Modified", &http_date(c.version.last_modified));
     // Quoted here, unlike List Blobs (docs/wire/listing.md#list-containers, unverified).
@@ -97,6 +101,13 @@ fn container(w: &mut XmlWriter, c: &ContainerProperties, include_metadata: bool)
             "false"
         },
     );
+    if let Some(d) = &c.deleted {
+        w.element("DeletedTime", &http_date(d.deleted_time));
+        w.element(
+            "RemainingRetentionDays",
+            &d.remaining_retention_days.to_string(),
+        );
+    }
     w.close("Properties");
     if include_metadata {
         metadata(w, &c.metadata);
@@ -164,6 +175,9 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     if committed {
         w.element("Last-Modified", &http_date(b.version.last_modified));
         w.element("Etag", b.version.etag.as_str());
+    }
+    if let Some(at) = b.expires_on {
+        w.element("Expiry-Time", &http_date(at));
     }
     w.element("Content-Length", &b.size.to_string());
     if committed {

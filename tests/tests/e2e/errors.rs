@@ -424,7 +424,7 @@ async fn operations_stowage_does_not_implement_are_501_not_implemented() {
     c.put_blob(&name, "b", b"x").await;
     let cases = [
         ("PUT", format!("/{name}/b?comp=undelete")),
-        ("PUT", format!("/{name}/b?comp=expiry")),
+        ("POST", format!("/{name}/b?comp=query")),
     ];
     for (method, path) in cases {
         let r = c.request(method, &path).send().await;
