@@ -68,10 +68,11 @@ pub use store::{
     FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput, GetBlockListInput,
     GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
     MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, RestoreContainerInput, SealAppendBlobInput, SetBlobExpiryInput, SetBlobMetadataInput,
-    SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput, SetContainerAclInput,
-    SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
-    StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,
+    PutBlockListInput, PutBlockOutput, RestoreContainerInput, SealAppendBlobInput,
+    SetBlobExpiryInput, SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput,
+    SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
+    SnapshotBlobOutput, SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME,
+    is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};

@@ -19,6 +19,7 @@ mod e2e {
     mod cors;
     mod durability;
     mod errors;
+    mod expiry;
     mod from_url;
     mod full_disk;
     mod gc;
@@ -26,6 +27,7 @@ mod e2e {
     mod leases;
     mod listing;
     mod oauth;
+    mod restore;
     mod snapshots;
     mod tags;
     mod tiers;

@@ -565,7 +565,13 @@ fn read_checked(
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {
     let container_id = meta::container_id(conn, &input.account, input.container.as_str())?;
-    let row = require_committed(conn, container_id, &input.blob, input.snapshot.as_deref(), now)?;
+    let row = require_committed(
+        conn,
+        container_id,
+        &input.blob,
+        input.snapshot.as_deref(),
+        now,
+    )?;
     conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Read)?;
     super::tags::check_if_tags(conn, &input.conditions, Some(row.id), ConditionKind::Read)?;
     if row.snapshot.is_none() {

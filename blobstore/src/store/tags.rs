@@ -186,7 +186,8 @@ impl Store {
             .db
             .read_now(move |conn| {
                 let cid = meta::container_id(conn, &input.account, input.container.as_str())?;
-                let row = require_committed(conn, cid, &input.blob, input.snapshot.as_deref(), now)?;
+                let row =
+                    require_committed(conn, cid, &input.blob, input.snapshot.as_deref(), now)?;
                 let tags = meta::get_tags(conn, row.id)?;
                 conditions::evaluate_tags(
                     &if_tags_only(&input.if_tags),

@@ -120,16 +120,17 @@ pub(crate) async fn restore_container(ctx: &RequestContext) -> Result<HttpRespon
     let h = ctx.headers();
     let name = h
         .get("x-ms-deleted-container-name")?
-        .ok_or(ApiError::MissingRequiredHeader("x-ms-deleted-container-name"))?;
-    let version = h
-        .get("x-ms-deleted-container-version")?
         .ok_or(ApiError::MissingRequiredHeader(
-            "x-ms-deleted-container-version",
+            "x-ms-deleted-container-name",
         ))?;
+    let version =
+        h.get("x-ms-deleted-container-version")?
+            .ok_or(ApiError::MissingRequiredHeader(
+                "x-ms-deleted-container-version",
+            ))?;
     // A name no container can have names no deleted container either.
-    let deleted_name = ContainerName::parse(name).map_err(|_| {
-        stowage_blobstore::Error::ContainerNotFound
-    })?;
+    let deleted_name =
+        ContainerName::parse(name).map_err(|_| stowage_blobstore::Error::ContainerNotFound)?;
     let input = RestoreContainerInput {
         account: ctx.account().to_owned(),
         container: ctx.container()?,

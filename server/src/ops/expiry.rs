@@ -101,7 +101,12 @@ mod tests {
             ("NeverExpire", Some("5"), "InvalidHeaderValue", TIME),
             ("RelativeToNow", None, "MissingRequiredHeader", TIME),
             ("RelativeToNow", Some("-5"), "InvalidHeaderValue", TIME),
-            ("RelativeToCreation", Some("soon"), "InvalidHeaderValue", TIME),
+            (
+                "RelativeToCreation",
+                Some("soon"),
+                "InvalidHeaderValue",
+                TIME,
+            ),
             ("Absolute", None, "MissingRequiredHeader", TIME),
             ("Absolute", Some("2024-09-03"), "InvalidHeaderValue", TIME),
         ];
