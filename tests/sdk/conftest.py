@@ -42,7 +42,7 @@ _server_log_path = None
 class _Server:
     """A running stowage-server process whose output goes to a log file."""
 
-    def __init__(self, binary, data_dir, log_path, env=None):
+    def __init__(self, binary, data_dir, log_path, env=None, args=()):
         self.log_path = log_path
         self.tail = collections.deque(maxlen=200)
         self.port = None
@@ -56,6 +56,7 @@ class _Server:
                 "0",
                 "--location",
                 str(data_dir),
+                *args,
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
