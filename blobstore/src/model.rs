@@ -234,3 +234,31 @@ pub struct BlobProperties {
     /// When the blob expires (Set Blob Expiry), if it does.
     pub expires_on: Option<SystemTime>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn remaining_retention_days_count_a_started_day_as_one() {
+        let day = Duration::from_secs(24 * 3600);
+        let purge = UNIX_EPOCH + day * 100;
+        let cases = [
+            (purge - day * 7, 7),
+            (purge - day * 7 + Duration::from_nanos(1), 7),
+            (purge - day * 6 - Duration::from_nanos(1), 7),
+            (purge - day * 6, 6),
+            (purge - Duration::from_secs(1), 1),
+            (purge, 0),
+            (purge + day, 0),
+        ];
+        for (now, want) in cases {
+            assert_eq!(
+                DeletedContainer::remaining_days(purge, now),
+                want,
+                "{now:?}"
+            );
+        }
+    }
+}

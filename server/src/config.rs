@@ -274,6 +274,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn container_delete_retention_days_is_off_by_default_and_limited_to_a_year() {
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        assert_eq!(c.container_delete_retention_days, None);
+        let dev = |c: &Config| {
+            c.accounts()
+                .unwrap()
+                .get(crate::accounts::DEV_ACCOUNT)
+                .unwrap()
+                .container_delete_retention_days
+        };
+        assert_eq!(dev(&c), None);
+        let c = Config::try_parse_from(["stowage-server", "--containerDeleteRetentionDays", "7"])
+            .unwrap();
+        assert_eq!(dev(&c), Some(7));
+        for bad in ["0", "366", "x"] {
+            let r =
+                Config::try_parse_from(["stowage-server", "--containerDeleteRetentionDays", bad]);
+            assert!(r.is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn defaults_match_the_emulator() {
         let c = Config::try_parse_from(["stowage-server"]).unwrap();
         assert_eq!(c.blob_host, "127.0.0.1");

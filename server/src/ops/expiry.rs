@@ -14,6 +14,8 @@ const OPTION: &str = "x-ms-expiry-option";
 const TIME: &str = "x-ms-expiry-time";
 
 pub(crate) async fn set_blob_expiry(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    // Only a base blob has an expiry time.
+    ctx.forbid_snapshot()?;
     let h = ctx.headers();
     let option = h
         .get(OPTION)?
