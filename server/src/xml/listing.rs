@@ -88,7 +88,13 @@ fn container(w: &mut XmlWriter, c: &ContainerProperties, include_metadata: bool)
     w.element("Last-Modified", &http_date(c.version.last_modified));
     // Quoted here, unlike List Blobs (docs/wire/listing.md#list-containers, unverified).
     w.element("Etag", &c.version.etag.quoted());
-    lease(w, &c.lease);
+    if c.deleted.is_some() {
+        // What the service lists for a deleted container's lease.
+        w.element("LeaseStatus", "unlocked");
+        w.element("LeaseState", "expired");
+    } else {
+        lease(w, &c.lease);
+    }
     w.optional("PublicAccess", c.public_access.map(|p| p.as_str()));
     w.element("HasImmutabilityPolicy", "false");
     w.element("HasLegalHold", "false");
@@ -174,10 +180,10 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     w.element("Creation-Time", &http_date(b.creation_time));
     if committed {
         w.element("Last-Modified", &http_date(b.version.last_modified));
+        if let Some(at) = b.expires_on {
+            w.element("Expiry-Time", &http_date(at));
+        }
         w.element("Etag", b.version.etag.as_str());
-    }
-    if let Some(at) = b.expires_on {
-        w.element("Expiry-Time", &http_date(at));
     }
     w.element("Content-Length", &b.size.to_string());
     if committed {

@@ -65,6 +65,11 @@ async fn an_expiring_blob_shows_its_time_and_is_gone_at_it() {
         .await
         .text();
     assert_eq!(text(&listed, "Expiry-Time"), expiry);
+    let order = super::listing::property_order(&listed);
+    assert_eq!(
+        order[..4],
+        ["Creation-Time", "Last-Modified", "Expiry-Time", "Etag"]
+    );
 
     // One second before, it is there; at its time, every read is 404 even
     // though the collector has not run.

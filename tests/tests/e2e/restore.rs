@@ -84,6 +84,7 @@ async fn a_deleted_container_is_listed_with_its_version_and_retention() {
         httpdate::fmt_http_date(stowage_tests::epoch())
     );
     assert_eq!(text(item, "RemainingRetentionDays"), "7");
+    assert_eq!(text(item, "LeaseState"), "expired");
     // The elements of a deleted container come in the reference's order.
     let order = super::listing::property_order(item);
     assert_eq!(
