@@ -49,6 +49,7 @@ mod metadata;
 pub mod patterns;
 mod pipeline;
 mod properties;
+mod restore;
 mod retry;
 mod service;
 mod signing;
@@ -81,6 +82,7 @@ pub use properties::{
     CopyProperties, CopyStatus, LeaseDurationType, LeaseInfo, LeaseState, LeaseStatus,
     PublicAccess,
 };
+pub use restore::{BlobExpiry, DeletedContainer};
 pub use retry::{Outcome, RetryPolicy};
 pub use service::BlobServiceClient;
 pub use tags::{TaggedBlob, TaggedBlobPage, Tags};

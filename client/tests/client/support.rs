@@ -20,7 +20,15 @@ pub struct Env {
 
 impl Env {
     pub async fn start() -> Env {
-        let server = TestServer::start().await;
+        Env::on(TestServer::start().await).await
+    }
+
+    /// On a server whose deleted containers stay restorable for `days`.
+    pub async fn start_with_container_retention(days: u32) -> Env {
+        Env::on(TestServer::start_with_container_retention(days).await).await
+    }
+
+    async fn on(server: TestServer) -> Env {
         let clock = Arc::new(ManualClock::new(server_time(&server).await));
         let service = client_for(&server.base, clock.clone());
         Env {
