@@ -25,6 +25,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod conditions;
 mod error;
 mod etag;

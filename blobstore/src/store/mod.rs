@@ -49,6 +49,11 @@ pub use tags::{
 };
 pub use tiers::SetBlobTierInput;
 
+/// The metadata database's file in a data directory.
+pub(crate) const DATABASE_FILE: &str = "metadata.sqlite";
+/// The directory of the object store (the extents) in a data directory.
+pub(crate) const OBJECTS_DIR: &str = "objects";
+
 /// Where and how the store keeps its data; built once from the server's flags.
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
@@ -147,7 +152,7 @@ impl Store {
 
     /// Creates the data directory and its `objects` directory.
     fn objects_dir(dir: &std::path::Path) -> Result<PathBuf> {
-        let objects_dir = dir.join("objects");
+        let objects_dir = dir.join(OBJECTS_DIR);
         std::fs::create_dir_all(&objects_dir)?;
         Ok(objects_dir)
     }
@@ -168,7 +173,7 @@ impl Store {
                 Some(dir) => {
                     let objects_dir = Self::objects_dir(dir)?;
                     let space = Arc::new(Space::open(dir, config.disk_reserve, clock.clone())?);
-                    let db = Db::open(Some(&dir.join("metadata.sqlite")), space.clone())?;
+                    let db = Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?;
                     let objects = match objects {
                         Some(o) => o,
                         None => Arc::new(

@@ -1,0 +1,317 @@
+//! The admin subcommands `check`, `backup` and `restore`
+//! (docs/operations.md#admin-commands), run as the binary runs them
+//! (`stowage_server::admin::run` with its arguments) on the data directory
+//! of a real server.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use stowage_blobstore::admin::{self, Problem, Quiet};
+use stowage_tests::{TestServer, unique};
+
+/// Larger than the inline limit (64 KiB): stored as a file.
+const BIG: usize = 200 * 1024;
+
+/// Runs `stowage-server ARGS...` as an admin command on the blocking pool
+/// and returns its exit status.
+async fn run(args: &[&dyn AsRef<std::ffi::OsStr>]) -> i32 {
+    let mut argv: Vec<OsString> = vec!["stowage-server".into()];
+    argv.extend(args.iter().map(|a| a.as_ref().to_owned()));
+    tokio::task::spawn_blocking(move || stowage_server::admin::run(argv))
+        .await
+        .expect("admin command")
+}
+
+fn bytes(seed: u8, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+        .collect()
+}
+
+/// A store with a small and a big block blob, a blob built from blocks,
+/// an uncommitted block, a snapshot and an append blob.
+async fn populated() -> (TestServer, String) {
+    let server = TestServer::start().await;
+    let client = server.client();
+    let c = unique("admin");
+    client.create_container(&c).await;
+    client.put_blob(&c, "small", b"small bytes").await;
+    client.put_blob(&c, "big", &bytes(1, BIG)).await;
+    let r = client.put(&format!("/{c}/big?comp=snapshot")).send().await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    client.put_blob(&c, "big", &bytes(2, BIG)).await;
+    for (id, seed) in [("QUFB", 3), ("QkJC", 4)] {
+        let r = client
+            .put(&format!("/{c}/blocks?comp=block&blockid={id}"))
+            .body(bytes(seed, BIG))
+            .send()
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text());
+    }
+    let r = client
+        .put(&format!("/{c}/blocks?comp=blocklist"))
+        .body("<BlockList><Latest>QUFB</Latest></BlockList>")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = client
+        .put(&format!("/{c}/staged?comp=block&blockid=QUFB"))
+        .body(bytes(5, BIG))
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = client
+        .put(&format!("/{c}/log"))
+        .header("x-ms-blob-type", "AppendBlob")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = client
+        .put(&format!("/{c}/log?comp=appendblock"))
+        .body(bytes(6, BIG))
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    (server, c)
+}
+
+/// The extent files of `dir`, by path.
+fn extent_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for sub in std::fs::read_dir(dir.join("objects/extents")).unwrap() {
+        for f in std::fs::read_dir(sub.unwrap().path()).unwrap() {
+            out.push(f.unwrap().path());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[actix_web::test]
+async fn check_passes_a_clean_store() {
+    let (server, _) = populated().await;
+    let dir = server.data_dir();
+    let report = admin::check(&dir, false, &Quiet).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    // small (inline), big, its snapshot, the committed block (the other
+    // was dropped by the commit), the staged one, the appended one.
+    assert_eq!(report.extents_checked, 6);
+    // small, big and the snapshot carry the MD5 Stowage computed.
+    assert_eq!(report.blobs_hashed, 3);
+    assert_eq!(run(&[&"check", &"--location", &dir]).await, 0);
+}
+
+#[actix_web::test]
+async fn check_reports_a_deleted_extent_file_and_who_refers_to_it() {
+    let (server, c) = populated().await;
+    let dir = server.data_dir();
+    let files = extent_files(&dir);
+    let victim = &files[0];
+    let id = victim.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::remove_file(victim).unwrap();
+    let report = admin::check(&dir, false, &Quiet).unwrap();
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    match &report.problems[0] {
+        Problem::Missing { extent, referrer } => {
+            assert_eq!(extent, &id);
+            assert!(
+                referrer.starts_with(&format!("devstoreaccount1/{c}/")),
+                "{referrer}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!report.healthy());
+    assert_eq!(run(&[&"check", &"--location", &dir]).await, 1);
+    // Repair cannot bring it back: still failing.
+    assert_eq!(run(&[&"check", &"--location", &dir, &"--repair"]).await, 1);
+}
+
+#[actix_web::test]
+async fn check_reports_truncated_and_altered_extents() {
+    let (server, c) = populated().await;
+    let dir = server.data_dir();
+    // The big blob's current extent: its bytes start with those of seed 2.
+    let wanted = bytes(2, BIG);
+    let files = extent_files(&dir);
+    let big = files
+        .iter()
+        .find(|f| std::fs::read(f).unwrap() == wanted)
+        .expect("the big blob's extent");
+    let mut altered = wanted.clone();
+    altered[100] ^= 0xff;
+    std::fs::write(big, &altered).unwrap();
+    let other = files.iter().find(|f| *f != big).unwrap();
+    let len = std::fs::metadata(other).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(other)
+        .unwrap()
+        .set_len(len - 1)
+        .unwrap();
+    let report = admin::check(&dir, false, &Quiet).unwrap();
+    assert_eq!(report.damaged(), 2, "{:?}", report.problems);
+    assert!(report.problems.iter().any(|p| matches!(p,
+        Problem::WrongLength { expected, found, .. } if *expected == len && *found == len - 1)));
+    assert!(report.problems.contains(&Problem::Md5Mismatch {
+        blob: format!("devstoreaccount1/{c}/big")
+    }));
+}
+
+#[actix_web::test]
+async fn check_reports_orphans_and_repair_removes_them() {
+    let (server, _) = populated().await;
+    let dir = server.data_dir();
+    let orphan = dir.join("objects/extents/ab/ab0000000000000000000000000000ff");
+    std::fs::create_dir_all(orphan.parent().unwrap()).unwrap();
+    std::fs::write(&orphan, b"nobody's").unwrap();
+    let report = admin::check(&dir, false, &Quiet).unwrap();
+    assert_eq!(
+        report.problems,
+        [Problem::Orphan {
+            extent: "ab0000000000000000000000000000ff".into(),
+            len: 8
+        }]
+    );
+    assert_eq!(run(&[&"check", &"--location", &dir]).await, 1);
+    assert!(orphan.exists(), "check without --repair changes nothing");
+    assert_eq!(run(&[&"check", &"--location", &dir, &"--repair"]).await, 0);
+    assert!(!orphan.exists());
+    assert_eq!(run(&[&"check", &"--location", &dir]).await, 0);
+    // Every blob still reads back.
+    let report = admin::check(&dir, false, &Quiet).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
+
+#[actix_web::test]
+async fn check_refuses_a_directory_a_server_holds_and_a_missing_one() {
+    let (server, _) = populated().await;
+    let dir = server.data_dir();
+    let lock = stowage_server::data_dir::claim(&dir).unwrap();
+    assert_eq!(run(&[&"check", &"--location", &dir]).await, 2);
+    drop(lock);
+    assert_eq!(run(&[&"check", &"--location", &dir]).await, 0);
+    let missing = dir.join("nothing-here");
+    assert_eq!(run(&[&"check", &"--location", &missing]).await, 2);
+    assert!(!missing.exists(), "check creates nothing");
+}
+
+/// The body of version `v` of blob `name` in the backup test.
+fn versioned(name: &str, v: u32) -> Vec<u8> {
+    let mut out = format!("{name} v{v} ").into_bytes();
+    let seed = (v as u8).wrapping_add(name.len() as u8);
+    out.extend(bytes(seed, 70 * 1024 + v as usize));
+    out
+}
+
+#[actix_web::test]
+async fn backup_during_writes_restores_a_consistent_store() {
+    let server = TestServer::start_in(
+        tempfile::tempdir().unwrap(),
+        |c| c.with_gc_grace(Duration::ZERO),
+        None,
+    )
+    .await;
+    let client = server.client();
+    let c = unique("backup");
+    client.create_container(&c).await;
+    let names: Vec<String> = (0..8).map(|i| format!("blob{i}")).collect();
+    for name in &names {
+        let r = client
+            .put(&format!("/{c}/{name}"))
+            .header("x-ms-blob-type", "BlockBlob")
+            .header("x-ms-meta-v", "0")
+            .body(versioned(name, 0))
+            .send()
+            .await;
+        assert_eq!(r.status, 201);
+    }
+
+    // Overwrites every blob again and again, and collects the garbage at
+    // once (grace 0), while the backup runs.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (client, c, names, stop, store) = (
+            client.clone(),
+            c.clone(),
+            names.clone(),
+            stop.clone(),
+            server.store.clone(),
+        );
+        tokio::spawn(async move {
+            let mut v = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) || v < 3 {
+                v += 1;
+                for name in &names {
+                    let r = client
+                        .put(&format!("/{c}/{name}"))
+                        .header("x-ms-blob-type", "BlockBlob")
+                        .header("x-ms-meta-v", &v.to_string())
+                        .body(versioned(name, v))
+                        .send()
+                        .await;
+                    assert_eq!(r.status, 201);
+                }
+                store.collect_garbage().await.unwrap();
+            }
+            v
+        })
+    };
+    let dest = tempfile::tempdir().unwrap();
+    let backup = dest.path().join("backup");
+    let dir = server.data_dir();
+    assert_eq!(run(&[&"backup", &"--location", &dir, &backup]).await, 0);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let last = writer.await.unwrap();
+    assert!(last >= 3);
+
+    // A backup is refused into a directory that is not empty.
+    assert_eq!(run(&[&"backup", &"--location", &dir, &backup]).await, 2);
+
+    let target = tempfile::tempdir().unwrap();
+    let restored = target.path().join("data");
+    assert_eq!(
+        run(&[&"restore", &"--location", &restored, &backup]).await,
+        0
+    );
+    // Not twice into the same directory.
+    assert_eq!(
+        run(&[&"restore", &"--location", &restored, &backup]).await,
+        2
+    );
+    let report = admin::check(&restored, false, &Quiet).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+
+    // Every blob of the restored store is one whole version: its bytes
+    // are those of the version its metadata names.
+    let again = TestServer::start_in(target, |c| c, None).await;
+    let client = again.client();
+    for name in &names {
+        let r = client.get(&format!("/{c}/{name}")).send().await;
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        let v: u32 = r.header("x-ms-meta-v").unwrap().parse().unwrap();
+        assert!(v <= last);
+        assert!(r.body == versioned(name, v), "{name} v{v}");
+    }
+}
+
+#[actix_web::test]
+async fn restore_refuses_what_is_not_a_backup_and_a_directory_in_use() {
+    let (server, _) = populated().await;
+    let dir = server.data_dir();
+    let scratch = tempfile::tempdir().unwrap();
+    let empty = scratch.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let target = scratch.path().join("target");
+    assert_eq!(run(&[&"restore", &"--location", &target, &empty]).await, 2);
+    let backup = scratch.path().join("backup");
+    assert_eq!(run(&[&"backup", &"--location", &dir, &backup]).await, 0);
+    let lock = stowage_server::data_dir::claim(&target).unwrap();
+    assert_eq!(run(&[&"restore", &"--location", &target, &backup]).await, 2);
+    drop(lock);
+    assert_eq!(run(&[&"restore", &"--location", &target, &backup]).await, 0);
+    let report = admin::check(&target, false, &Quiet).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!(report.extents_checked, 6);
+}
