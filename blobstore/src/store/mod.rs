@@ -6,6 +6,7 @@ mod blocks;
 mod body;
 mod containers;
 mod copy;
+mod import;
 mod leases;
 mod service_cache;
 mod snapshots;
@@ -41,6 +42,7 @@ pub use containers::{
     CreateContainerInput, DeleteContainerInput, SetContainerAclInput, SetContainerMetadataInput,
 };
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
+pub use import::{ImportBlobInput, ImportContainerInput, ImportPart};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 pub use tags::{

@@ -5,13 +5,16 @@
 //! binary runs a subcommand only when its first argument names one, and
 //! serves otherwise (`stowage-server --blobPort 10000` serves).
 
+mod azurite;
 mod progress;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use stowage_blobstore::admin::{self as engine, Progress};
+use stowage_blobstore::{Store, StoreConfig, SystemClock};
 
 use crate::data_dir;
 use progress::Reporter;
@@ -154,8 +157,36 @@ fn execute(command: Command, progress: &dyn Progress) -> anyhow::Result<i32> {
             );
             Ok(0)
         }
-        Command::ImportAzurite { .. } => {
-            anyhow::bail!("import-azurite is not built yet")
+        Command::ImportAzurite {
+            location,
+            azurite_dir,
+        } => {
+            let _lock = data_dir::claim(&location)?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let report = runtime.block_on(async {
+                let store = Store::open(StoreConfig::at(&location), Arc::new(SystemClock)).await?;
+                azurite::import(&azurite_dir, &store, progress).await
+            })?;
+            for blob in &report.skipped {
+                println!("skipped: {blob} (page blobs are not served yet)");
+            }
+            println!(
+                "imported {} containers, {} blobs, {} snapshots, {} uncommitted blocks \
+                 ({} bytes committed) from {}",
+                report.containers,
+                report.blobs,
+                report.snapshots,
+                report.uncommitted_blocks,
+                report.bytes,
+                azurite_dir.display()
+            );
+            Ok(if report.skipped.is_empty() {
+                0
+            } else {
+                EXIT_PROBLEMS
+            })
         }
     }
 }
