@@ -6,6 +6,7 @@
 //! serves otherwise (`stowage-server --blobPort 10000` serves).
 
 mod azurite;
+mod health;
 mod progress;
 
 use std::ffi::OsString;
@@ -25,7 +26,13 @@ pub const EXIT_PROBLEMS: i32 = 1;
 pub const EXIT_FAILED: i32 = 2;
 
 /// Names of the subcommands: a first argument equal to one of these runs it.
-const SUBCOMMANDS: [&str; 4] = ["check", "backup", "restore", "import-azurite"];
+const SUBCOMMANDS: [&str; 5] = [
+    "check",
+    "backup",
+    "restore",
+    "import-azurite",
+    "healthcheck",
+];
 
 /// Stowage's admin commands.
 #[derive(Debug, Parser)]
@@ -76,6 +83,16 @@ enum Command {
         location: PathBuf,
         /// Azurite's data directory (its `--location`).
         azurite_dir: PathBuf,
+    },
+    /// Exits with 0 when a server answers on the port (the container
+    /// image's HEALTHCHECK), 1 otherwise.
+    Healthcheck {
+        /// Address the server listens on.
+        #[arg(long = "blobHost", default_value = "127.0.0.1")]
+        blob_host: String,
+        /// Port the server listens on.
+        #[arg(long = "blobPort", default_value_t = 10000)]
+        blob_port: u16,
     },
 }
 
@@ -157,6 +174,23 @@ fn execute(command: Command, progress: &dyn Progress) -> anyhow::Result<i32> {
             );
             Ok(0)
         }
+        Command::Healthcheck {
+            blob_host,
+            blob_port,
+        } => {
+            let host = if blob_host == "0.0.0.0" {
+                "127.0.0.1"
+            } else {
+                blob_host.as_str()
+            };
+            Ok(match health::probe(host, blob_port) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("unhealthy: {e}");
+                    EXIT_PROBLEMS
+                }
+            })
+        }
         Command::ImportAzurite {
             location,
             azurite_dir,
@@ -201,4 +235,119 @@ fn require_data_dir(dir: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::Config;
+
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    /// The command lines the Azurite image is started with (its own CMD,
+    /// testcontainers' Java and Node modules, docker-compose files): each
+    /// one serves (no subcommand) and parses as the server's flags, through
+    /// the image's `azurite` and `azurite-blob` names of the binary.
+    #[test]
+    fn the_azurite_images_command_lines_serve() {
+        let lines: [&[&str]; 6] = [
+            &[
+                "azurite",
+                "-l",
+                "/data",
+                "--blobHost",
+                "0.0.0.0",
+                "--queueHost",
+                "0.0.0.0",
+                "--tableHost",
+                "0.0.0.0",
+            ],
+            &[
+                "azurite",
+                "--blobHost",
+                "0.0.0.0",
+                "--queueHost",
+                "0.0.0.0",
+                "--tableHost",
+                "0.0.0.0",
+            ],
+            &[
+                "azurite",
+                "--blobHost",
+                "0.0.0.0",
+                "--queueHost",
+                "0.0.0.0",
+                "--tableHost",
+                "0.0.0.0",
+                "--inMemoryPersistence",
+                "--extentMemoryLimit",
+                "100",
+                "--skipApiVersionCheck",
+            ],
+            &[
+                "azurite",
+                "--blobHost",
+                "0.0.0.0",
+                "--queueHost",
+                "0.0.0.0",
+                "--tableHost",
+                "0.0.0.0",
+                "--cert",
+                "/azurite-cert.pem",
+                "--key",
+                "/azurite-key.pem",
+                "--oauth",
+                "basic",
+            ],
+            &[
+                "azurite-blob",
+                "--blobHost",
+                "0.0.0.0",
+                "--blobPort",
+                "10000",
+            ],
+            &[
+                "azurite-blob",
+                "--blobHost",
+                "0.0.0.0",
+                "--blobPort",
+                "10000",
+                "-l",
+                "/data",
+                "--loose",
+                "--skipApiVersionCheck",
+                "--disableProductStyleUrl",
+                "--debug",
+                "/data/debug.log",
+            ],
+        ];
+        for line in lines {
+            assert_eq!(run_if_subcommand(argv(line)), None, "{line:?}");
+            let config =
+                Config::try_parse_from(argv(line)).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+            assert_eq!(config.blob_host, "0.0.0.0");
+            assert_eq!(config.blob_port, 10000);
+        }
+    }
+
+    #[test]
+    fn only_a_first_argument_naming_a_subcommand_runs_one() {
+        assert_eq!(run_if_subcommand(argv(&["stowage-server"])), None);
+        assert_eq!(
+            run_if_subcommand(argv(&["stowage-server", "--location", "check"])),
+            None
+        );
+        assert_eq!(
+            run_if_subcommand(argv(&["stowage-server", "check"])),
+            Some(2)
+        );
+        assert_eq!(
+            run_if_subcommand(argv(&["stowage-server", "backup", "--location"])),
+            Some(2)
+        );
+    }
 }
