@@ -21,6 +21,7 @@ from azure.storage.blob import (
     AccessPolicy,
     BlobLeaseClient,
     BlobServiceClient,
+    BlobType,
     ContainerSasPermissions,
     ContentSettings,
     PublicAccess,
@@ -166,8 +167,8 @@ def populate(service):
     blocks.stage_block("YmxvY2stMw==", b"")
     blocks.commit_block_list(["YmxvY2stMg==", "YmxvY2stMQ==", "YmxvY2stMw=="])
     blocks.stage_block("YmxvY2stNA==", data(6, 1000))
-    # An empty blob.
-    first.get_blob_client("empty").upload_blob(b"")
+    # An empty blob, with blob index tags.
+    first.get_blob_client("empty").upload_blob(b"", tags={"project": "stowage", "stage": "gold"})
     # Append blobs: one written in three appends, one sealed.
     log = second.get_blob_client("app.log")
     log.create_append_blob(metadata={"kind": "log"})
@@ -247,7 +248,10 @@ def capture(service):
                 "append_blocks": props.append_blob_committed_block_count,
                 "bytes": bc.download_blob().readall(),
             }
-            if str(props.blob_type).endswith("BlockBlob") and b.snapshot is None:
+            if b.snapshot is None:
+                entry["tags"] = bc.get_blob_tags()
+                entry["tag_count"] = props.tag_count
+            if props.blob_type == BlobType.BLOCKBLOB and b.snapshot is None:
                 committed, uncommitted = bc.get_block_list("all")
                 entry["blocks"] = (
                     [(x.id, x.size) for x in committed],
@@ -279,6 +283,17 @@ def test_an_azurite_directory_imports_with_every_blob_and_property(tmp_path):
         azurite.stop()
     assert set(before) == {"first", "second", "empty"}
     assert len(before["first"]["blobs"]) == 6  # 4 base blobs, 2 snapshots
+    # What is compared is there to compare.
+    first = before["first"]["blobs"]
+    assert first[("empty", None)]["tags"] == {"project": "stowage", "stage": "gold"}
+    assert len(first[("blocks.bin", None)]["blocks"][0]) == 3
+    assert len(first[("blocks.bin", None)]["blocks"][1]) == 1
+    second = before["second"]["blobs"]
+    assert second[("app.log", None)]["append_blocks"] == 3
+    assert second[("sealed.log", None)]["sealed"] is True
+    assert second[("leased.txt", None)]["lease"][1] == "leased"
+    assert second[("broken.txt", None)]["lease"][1] == "broken"
+    assert before["second"]["lease"][1] == "leased"
 
     binary = Path(os.environ.get("STOWAGE_BIN", DEFAULT_BIN))
     stowage_dir = tmp_path / "stowage"
@@ -317,6 +332,9 @@ def test_an_azurite_directory_imports_with_every_blob_and_property(tmp_path):
         assert refused.value.error_code == "LeaseIdMissing"
         leased.upload_blob(b"still mine", overwrite=True, lease=LEASE_ID)
         BlobLeaseClient(second, lease_id=CONTAINER_LEASE_ID).renew()
+        # The tags are found by a search.
+        found = [b.name for b in service.find_blobs_by_tags("\"stage\" = 'gold'")]
+        assert found == ["empty"]
         # New writes get ETags above every imported one.
         written = service.get_container_client("first").get_blob_client("new").upload_blob(b"n")
         highest = max(

@@ -13,7 +13,7 @@ use crate::extents::WrittenExtent;
 use crate::meta::{self, BlockRow, ExtentRef, NewBlob, NewContainer};
 use crate::{
     AccessPolicy, AccessTier, BlobName, BlobType, ContainerName, ContentProperties, Error, Etag,
-    Metadata, PublicAccess, Result, Store, TierRecord, Versioned,
+    Metadata, PublicAccess, Result, Store, Tags, TierRecord, Versioned,
 };
 
 /// The encryption scope Create Container stores by default.
@@ -95,6 +95,8 @@ pub struct ImportBlobInput {
     pub lease: LeaseRecord,
     /// A sealed append blob.
     pub sealed: bool,
+    /// Its blob index tags.
+    pub tags: Tags,
     /// Its content, in order.
     pub parts: Vec<ImportPart>,
     /// Uncommitted blocks (base blobs only).
@@ -230,7 +232,7 @@ impl Store {
             .iter()
             .filter_map(|w| Some((w.id.clone()?, w.inline.clone()?)))
             .collect();
-        let (account, container) = (input.account, input.container);
+        let (account, container, tags) = (input.account, input.container, input.tags);
         let now = self.now();
         self.inner
             .db
@@ -247,6 +249,7 @@ impl Store {
                     meta::put_inline(tx, id, data)?;
                 }
                 let blob_id = meta::insert_blob(tx, cid, &new)?;
+                meta::set_tags(tx, blob_id, &tags)?;
                 for block in &blocks {
                     meta::stage_block(tx, blob_id, block, now)?;
                 }

@@ -26,7 +26,7 @@ use stowage_blobstore::admin::Progress;
 use stowage_blobstore::{
     AccessPolicy, AccessTier, BlobName, BlobType, ContainerName, ContentProperties,
     ImportBlobInput, ImportContainerInput, ImportPart, LeaseDuration, LeaseId, LeaseRecord,
-    Metadata, PublicAccess, Store,
+    Metadata, PublicAccess, Store, Tags,
 };
 
 const BLOB_DB: &str = "__azurite_db_blob__.json";
@@ -120,6 +120,20 @@ fn metadata(doc: &Value) -> anyhow::Result<Metadata> {
         })
         .unwrap_or_default();
     Metadata::from_pairs(pairs).map_err(|e| anyhow::anyhow!("metadata: {e}"))
+}
+
+/// Blob index tags as Azurite stores them: `blobTags.blobTagSet`, a list
+/// of `{key, value}`.
+fn tags(doc: &Value) -> anyhow::Result<Tags> {
+    let pairs: Vec<(String, String)> = doc["blobTags"]["blobTagSet"]
+        .as_array()
+        .map(|set| {
+            set.iter()
+                .filter_map(|t| Some((owned(t, "key")?, owned(t, "value")?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    Tags::new(pairs).map_err(|e| anyhow::anyhow!("tags: {e}"))
 }
 
 /// Content-MD5 as Azurite stores it: a serialized byte array (an object
@@ -425,6 +439,7 @@ pub(crate) async fn import(
                 lease(doc)
             },
             sealed: props["isSealed"] == true,
+            tags: tags(doc).with_context(|| format!("blob {label}"))?,
             parts,
             uncommitted,
         };
@@ -468,6 +483,7 @@ pub(crate) async fn import(
                 tier: None,
                 lease: LeaseRecord::default(),
                 sealed: false,
+                tags: Tags::default(),
                 parts: Vec::new(),
                 uncommitted,
             })
