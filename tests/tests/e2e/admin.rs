@@ -315,3 +315,71 @@ async fn restore_refuses_what_is_not_a_backup_and_a_directory_in_use() {
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     assert_eq!(report.extents_checked, 6);
 }
+
+/// Overwrites `big` and collects its old extent at once when the backup
+/// starts copying extents: what the server's collector does to a backup
+/// that runs longer than the grace period.
+struct Collector {
+    done: std::sync::atomic::AtomicBool,
+    server: std::sync::Arc<TestServer>,
+    container: String,
+    runtime: tokio::runtime::Handle,
+}
+
+impl admin::Progress for Collector {
+    fn begin(&self, step: &str, _: u64) {
+        if step != "copying extents" || self.done.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        self.runtime.block_on(async {
+            let client = self.server.client();
+            client
+                .put_blob(&self.container, "big", &bytes(9, BIG))
+                .await;
+            self.server.clock.advance(Duration::from_secs(1));
+            assert!(self.server.store.collect_garbage().await.unwrap() >= 1);
+        });
+    }
+    fn advance(&self, _: u64) {}
+    fn end(&self) {}
+}
+
+#[actix_web::test]
+async fn backup_takes_a_new_snapshot_when_the_collector_deletes_an_extent_it_needs() {
+    let server = TestServer::start_in(
+        tempfile::tempdir().unwrap(),
+        |c| c.with_gc_grace(Duration::ZERO),
+        None,
+    )
+    .await;
+    let c = unique("race");
+    let client = server.client();
+    client.create_container(&c).await;
+    client.put_blob(&c, "big", &bytes(8, BIG)).await;
+    let server = std::sync::Arc::new(server);
+    let racer = Collector {
+        done: false.into(),
+        server: server.clone(),
+        container: c.clone(),
+        runtime: tokio::runtime::Handle::current(),
+    };
+    let (dir, dest) = (server.data_dir(), tempfile::tempdir().unwrap());
+    let backup = dest.path().join("backup");
+    let report = {
+        let backup = backup.clone();
+        tokio::task::spawn_blocking(move || admin::backup(&dir, &backup, &racer))
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    assert_eq!(report.snapshots, 2, "{report:?}");
+    assert_eq!(report.extents, 1);
+    // Only the extent of the second snapshot is in the backup.
+    let check = admin::check(&backup, false, &Quiet).unwrap();
+    assert!(check.problems.is_empty(), "{:?}", check.problems);
+    assert_eq!(extent_files(&backup).len(), 1);
+    assert_eq!(
+        std::fs::read(&extent_files(&backup)[0]).unwrap(),
+        bytes(9, BIG)
+    );
+}
