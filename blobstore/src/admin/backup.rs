@@ -90,7 +90,7 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 ///
 /// # Errors
 /// `dest` is not empty; `dir` is not a data directory; the server's
-/// collector deleted extents faster than they were copied, [`ATTEMPTS`]
+/// collector deleted extents faster than they were copied, five
 /// times over; IO or database failures.
 pub fn backup(dir: &Path, dest: &Path, progress: &dyn Progress) -> Result<BackupReport> {
     if !is_empty_dir(dest, None)? {

@@ -32,6 +32,8 @@ use stowage_blobstore::{
 const BLOB_DB: &str = "__azurite_db_blob__.json";
 const EXTENT_DB: &str = "__azurite_db_blob_extent__.json";
 const EXTENT_DIR: &str = "__blobstorage__";
+/// Blobs written at once.
+const BLOBS_AT_ONCE: usize = 16;
 /// Bytes read from an extent file at a time.
 const CHUNK: usize = 1024 * 1024;
 
@@ -354,9 +356,12 @@ pub(crate) async fn import(
         .filter(|d| d["deleted"] != true)
         .collect();
     progress.begin("importing blobs", blobs.len() as u64);
+    // Read one after the other (their bytes stream later), written several
+    // at a time: the database commits their rows in groups.
+    let mut pending = Vec::with_capacity(blobs.len());
     for doc in blobs {
-        progress.advance(1);
         let Some(key) = blob_key(doc, "name") else {
+            progress.advance(1);
             continue;
         };
         let props = &doc["properties"];
@@ -367,6 +372,7 @@ pub(crate) async fn import(
         let blob_type = match str_field(props, "blobType").and_then(BlobType::parse) {
             Some(BlobType::PageBlob) | None => {
                 report.skipped.push(label);
+                progress.advance(1);
                 continue;
             }
             Some(t) => t,
@@ -443,18 +449,31 @@ pub(crate) async fn import(
             parts,
             uncommitted,
         };
-        store
-            .import_blob(input)
-            .await
-            .with_context(|| format!("importing blob {label}"))?;
-        if snapshot.is_some() {
+        pending.push((label, snapshot.is_some(), bytes, n_uncommitted, input));
+    }
+    let mut done = futures::stream::iter(pending)
+        .map(
+            |(label, is_snapshot, bytes, n_uncommitted, input)| async move {
+                store
+                    .import_blob(input)
+                    .await
+                    .with_context(|| format!("importing blob {label}"))?;
+                anyhow::Ok((is_snapshot, bytes, n_uncommitted))
+            },
+        )
+        .buffer_unordered(BLOBS_AT_ONCE);
+    while let Some(outcome) = done.next().await {
+        let (is_snapshot, bytes, n_uncommitted) = outcome?;
+        if is_snapshot {
             report.snapshots += 1;
         } else {
             report.blobs += 1;
         }
         report.bytes += bytes;
         report.uncommitted_blocks += n_uncommitted;
+        progress.advance(1);
     }
+    drop(done);
     progress.end();
 
     // Blocks staged for a blob Azurite has no document of.
