@@ -383,3 +383,173 @@ async fn backup_takes_a_new_snapshot_when_the_collector_deletes_an_extent_it_nee
         bytes(9, BIG)
     );
 }
+
+/// A small Azurite 3.x data directory written by hand in Azurite's format
+/// (the real one is made by Azurite in tests/sdk/test_import_azurite.py):
+/// container `cnt` with a blob written whole (and a snapshot of an older
+/// version), a blob of two blocks, a blob with only an uncommitted block
+/// (no blob document), a page blob, a fixed and a breaking lease.
+fn azurite_dir(root: &Path) -> PathBuf {
+    let dir = root.join("azurite");
+    std::fs::create_dir_all(dir.join("__blobstorage__")).unwrap();
+    // One extent file holding every range: "old!" "new bytes" "AAAA" "BB" "staged"
+    std::fs::write(
+        dir.join("__blobstorage__/ext-1"),
+        b"old!new bytesAAAABBstaged",
+    )
+    .unwrap();
+    let range = |offset: u64, count: u64| serde_json::json!({"id": "ext-1", "offset": offset, "count": count});
+    let blob = |name: &str, snapshot: &str, etag: &str, content: serde_json::Value| {
+        let mut doc = serde_json::json!({
+            "accountName": "devstoreaccount1", "containerName": "cnt", "name": name,
+            "snapshot": snapshot, "deleted": false, "isCommitted": true,
+            "metadata": {"k": name},
+            "properties": {
+                "etag": format!("\"{etag}\""), "blobType": "BlockBlob",
+                "creationTime": "2026-01-02T03:04:05.006Z",
+                "lastModified": "2026-01-02T03:04:06.007Z",
+                "contentType": "text/plain",
+                "leaseState": "available", "leaseStatus": "unlocked"
+            }
+        });
+        for (k, v) in content.as_object().unwrap() {
+            doc[k] = v.clone();
+        }
+        doc
+    };
+    let mut fixed = blob(
+        "fixed",
+        "",
+        "0x1D000000000000A",
+        serde_json::json!({"persistency": range(4, 9)}),
+    );
+    fixed["leaseId"] = "11111111-2222-3333-4444-555555555555".into();
+    fixed["leaseDurationSeconds"] = 60.into();
+    fixed["leaseExpireTime"] = "2999-01-01T00:00:00.000Z".into();
+    fixed["properties"]["leaseState"] = "leased".into();
+    fixed["properties"]["leaseDuration"] = "fixed".into();
+    let mut page = blob("page", "", "0x1D000000000000B", serde_json::json!({}));
+    page["properties"]["blobType"] = "PageBlob".into();
+    let db = serde_json::json!({"collections": [
+        {"name": "$SERVICES_COLLECTION$", "data": []},
+        {"name": "$CONTAINERS_COLLECTION$", "data": [{
+            "accountName": "devstoreaccount1", "name": "cnt", "metadata": {"team": "x"},
+            "properties": {"etag": "\"0x1D0000000000001\"",
+                "lastModified": "2026-01-01T00:00:00.000Z", "publicAccess": "container",
+                "leaseState": "breaking", "leaseStatus": "locked", "leaseDuration": "infinite"},
+            "leaseId": "66666666-7777-8888-9999-000000000000",
+            "leaseBreakTime": "2999-01-01T00:00:00.000Z",
+            "containerAcl": []
+        }]},
+        {"name": "$BLOBS_COLLECTION$", "data": [
+            blob("whole", "2026-01-02T03:04:05.1234567Z", "0x1D0000000000002",
+                serde_json::json!({"persistency": range(0, 4)})),
+            fixed,
+            blob("blocks", "", "0x1D0000000000003", serde_json::json!({
+                "committedBlocksInOrder": [
+                    {"name": "QUFB", "size": 4, "persistency": range(13, 4)},
+                    {"name": "QkI=", "size": 2, "persistency": range(17, 2)}
+                ]})),
+            page,
+        ]},
+        {"name": "$BLOCKS_COLLECTION$", "data": [{
+            "accountName": "devstoreaccount1", "containerName": "cnt", "blobName": "staged",
+            "name": "c3Q=", "size": 6, "isCommitted": false, "persistency": range(19, 6)
+        }]}
+    ]});
+    std::fs::write(dir.join("__azurite_db_blob__.json"), db.to_string()).unwrap();
+    let extents = serde_json::json!({"collections": [{"name": "$EXTENTS_COLLECTION$",
+        "data": [{"id": "ext-1", "locationId": "Default", "path": "ext-1", "size": 25}]}]});
+    std::fs::write(
+        dir.join("__azurite_db_blob_extent__.json"),
+        extents.to_string(),
+    )
+    .unwrap();
+    dir
+}
+
+#[actix_web::test]
+async fn import_azurite_loads_versions_blocks_and_leases_as_azurite_kept_them() {
+    let root = tempfile::tempdir().unwrap();
+    let azurite = azurite_dir(root.path());
+    let target = tempfile::tempdir().unwrap();
+    let data = target.path().join("data");
+    // The page blob is skipped and named: exit status 1.
+    assert_eq!(
+        run(&[&"import-azurite", &"--location", &data, &azurite]).await,
+        1
+    );
+    // Not twice: the container exists.
+    assert_eq!(
+        run(&[&"import-azurite", &"--location", &data, &azurite]).await,
+        2
+    );
+    let report = admin::check(&data, false, &Quiet).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+
+    let server = TestServer::start_in(target, |c| c, None).await;
+    let client = server.client();
+    let snapshot = "2026-01-02T03:04:05.1234567Z";
+    let r = client
+        .get(&format!("/cnt/whole?snapshot={snapshot}"))
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(&r.body[..], b"old!");
+    assert_eq!(r.etag(), "\"0x01D0000000000002\"");
+    assert_eq!(r.header("x-ms-meta-k").as_deref(), Some("whole"));
+    assert_eq!(
+        r.header("x-ms-creation-time").as_deref(),
+        Some("Fri, 02 Jan 2026 03:04:05 GMT")
+    );
+    assert_eq!(
+        r.header("last-modified").as_deref(),
+        Some("Fri, 02 Jan 2026 03:04:06 GMT")
+    );
+    // The snapshot has no base blob: only the snapshot was in Azurite.
+    assert_eq!(client.get("/cnt/whole").send().await.status, 404);
+
+    let r = client.get("/cnt/fixed").send().await;
+    assert_eq!(&r.body[..], b"new bytes");
+    assert_eq!(r.header("x-ms-lease-state").as_deref(), Some("leased"));
+    assert_eq!(r.header("x-ms-lease-duration").as_deref(), Some("fixed"));
+    let r = client
+        .put("/cnt/fixed")
+        .header("x-ms-blob-type", "BlockBlob")
+        .body("x")
+        .send()
+        .await;
+    r.assert_error(412, "LeaseIdMissing");
+
+    let r = client.get("/cnt/blocks").send().await;
+    assert_eq!(&r.body[..], b"AAAABB");
+    let r = client
+        .get("/cnt/blocks?comp=blocklist&blocklisttype=all")
+        .send()
+        .await;
+    let text = r.text();
+    assert!(
+        text.contains("<Name>QUFB</Name><Size>4</Size>")
+            && text.contains("<Name>QkI=</Name><Size>2</Size>"),
+        "{text}"
+    );
+    let r = client
+        .get("/cnt/staged?comp=blocklist&blocklisttype=uncommitted")
+        .send()
+        .await;
+    assert!(
+        r.text().contains("<Name>c3Q=</Name><Size>6</Size>"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(client.get("/cnt/page").send().await.status, 404);
+
+    let r = client.get("/cnt?restype=container").send().await;
+    assert_eq!(r.header("x-ms-lease-state").as_deref(), Some("breaking"));
+    assert_eq!(
+        r.header("x-ms-blob-public-access").as_deref(),
+        Some("container")
+    );
+    assert_eq!(r.header("x-ms-meta-team").as_deref(), Some("x"));
+    assert_eq!(r.etag(), "\"0x01D0000000000001\"");
+}
