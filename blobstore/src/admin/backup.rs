@@ -239,8 +239,16 @@ pub fn restore(
     for d in fanout_dirs(&dest_objects)? {
         sync_dir(&d)?;
     }
+    // Through SQLite, not as a file: a server may have run on the backup
+    // (it is a data directory), leaving rows in a WAL beside the file.
     progress.begin("restoring the database", 0);
-    copy_synced(&database_file(src), &database_file(dir))?;
+    let partial = dir.join("metadata.sqlite.partial");
+    if partial.exists() {
+        std::fs::remove_file(&partial)?;
+    }
+    sql::copy_database(&open_database(src, false)?, &partial)?;
+    File::open(&partial)?.sync_all()?;
+    std::fs::rename(&partial, database_file(dir))?;
     sync_dir(dir)?;
     progress.end();
     Ok(report)

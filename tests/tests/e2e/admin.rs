@@ -558,3 +558,37 @@ async fn import_azurite_loads_versions_blocks_and_leases_as_azurite_kept_them() 
     assert_eq!(r.header("x-ms-meta-team").as_deref(), Some("x"));
     assert_eq!(r.etag(), "\"0x01D0000000000001\"");
 }
+
+/// A backup is a data directory: a server may run on it and write, and a
+/// restore from it then carries those writes too (rows still in the WAL).
+#[actix_web::test]
+async fn restore_carries_what_a_server_wrote_into_the_backup() {
+    let (server, c) = populated().await;
+    let holder = tempfile::tempdir().unwrap();
+    let backup = holder.path().join("data");
+    assert_eq!(
+        run(&[&"backup", &"--location", &server.data_dir(), &backup]).await,
+        0
+    );
+    let on_backup = TestServer::start_in(holder, |c| c, None).await;
+    on_backup
+        .client()
+        .put_blob(&c, "written-later", b"after the backup")
+        .await;
+    let target = tempfile::tempdir().unwrap();
+    let restored = target.path().join("data");
+    assert_eq!(
+        run(&[&"restore", &"--location", &restored, &on_backup.data_dir()]).await,
+        0
+    );
+    let again = TestServer::start_in(target, |c| c, None).await;
+    let r = again
+        .client()
+        .get(&format!("/{c}/written-later"))
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(&r.body[..], b"after the backup");
+    let r = again.client().get(&format!("/{c}/big")).send().await;
+    assert!(r.body == bytes(2, BIG));
+}
