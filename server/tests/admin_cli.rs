@@ -27,7 +27,11 @@ fn serve(dir: &Path) -> Child {
     loop {
         line.clear();
         let n = stdout.read_line(&mut line).unwrap();
-        assert!(n > 0, "the server exited before listening");
+        if n == 0 {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server exited before listening");
+        }
         if line.contains("successfully listening") {
             return child;
         }
