@@ -24,17 +24,21 @@ fn serve(dir: &Path) -> Child {
         .expect("start the server");
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    loop {
+    let listening = loop {
         line.clear();
-        let n = stdout.read_line(&mut line).unwrap();
-        if n == 0 {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the server exited before listening");
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            break false;
         }
         if line.contains("successfully listening") {
-            return child;
+            break true;
         }
+    };
+    if listening {
+        child
+    } else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the server exited before listening");
     }
 }
 
