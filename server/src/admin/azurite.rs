@@ -287,6 +287,19 @@ fn blob_key(doc: &Value, name_key: &str) -> Option<BlobKey> {
     ))
 }
 
+/// Refuses a directory without Azurite's blob database, before anything
+/// is created on the Stowage side.
+pub(crate) fn require_azurite_dir(dir: &Path) -> anyhow::Result<()> {
+    if !dir.join(BLOB_DB).is_file() {
+        bail!(
+            "{} is not an Azurite data directory (it has no {BLOB_DB}); stop Azurite first, it \
+             writes the file when it stops",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// Loads the Azurite data directory `dir` into `store`.
 pub(crate) async fn import(
     dir: &Path,

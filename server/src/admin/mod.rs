@@ -195,6 +195,7 @@ fn execute(command: Command, progress: &dyn Progress) -> anyhow::Result<i32> {
             location,
             azurite_dir,
         } => {
+            azurite::require_azurite_dir(&azurite_dir)?;
             let _lock = data_dir::claim(&location)?;
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
