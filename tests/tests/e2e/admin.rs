@@ -479,6 +479,13 @@ async fn import_azurite_loads_versions_blocks_and_leases_as_azurite_kept_them() 
     let azurite = azurite_dir(root.path());
     let target = tempfile::tempdir().unwrap();
     let data = target.path().join("data");
+    // Not an Azurite directory: refused before anything is created.
+    let nothing = root.path().join("nothing");
+    assert_eq!(
+        run(&[&"import-azurite", &"--location", &data, &nothing]).await,
+        2
+    );
+    assert!(!data.exists());
     // The page blob is skipped and named: exit status 1.
     assert_eq!(
         run(&[&"import-azurite", &"--location", &data, &azurite]).await,
