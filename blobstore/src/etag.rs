@@ -58,6 +58,12 @@ impl EtagGenerator {
         }
     }
 
+    /// Makes every later ETag compare above `value` (an imported ETag's).
+    pub(crate) fn observe(&self, value: u64) {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        *last = value.max(*last);
+    }
+
     pub(crate) fn next(&self, now: SystemTime) -> Etag {
         let ticks = (to_nanos(now) / 100 + EPOCH_DIFFERENCE_TICKS).max(0) as u64;
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());

@@ -368,6 +368,50 @@ impl Extents {
     }
 }
 
+/// The file of object extent `id` in the objects directory `root` of a
+/// local store (`None` for an id too short to be one).
+pub(crate) fn local_file(root: &std::path::Path, id: &str) -> Option<std::path::PathBuf> {
+    let fanout = id.get(..2)?;
+    Some(root.join("extents").join(fanout).join(id))
+}
+
+/// A file found under the extents of a local store.
+#[derive(Debug)]
+pub(crate) struct LocalFile {
+    /// Its name: an extent id, or a staging file's `<id>#<n>`.
+    pub name: String,
+    pub path: std::path::PathBuf,
+    pub len: u64,
+}
+
+/// Every file under the extents of the local store at `root`, staging
+/// files included (for the admin commands, which run without a server).
+pub(crate) fn local_files(root: &std::path::Path) -> Result<Vec<LocalFile>> {
+    let mut out = Vec::new();
+    let Ok(fanout) = std::fs::read_dir(root.join("extents")) else {
+        return Ok(out);
+    };
+    for sub in fanout {
+        let sub = sub?;
+        if !sub.file_type()?.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(sub.path())? {
+            let file = file?;
+            if !file.file_type()?.is_file() {
+                continue;
+            }
+            out.push(LocalFile {
+                name: file.file_name().to_string_lossy().into_owned(),
+                path: file.path(),
+                len: file.metadata()?.len(),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
 /// Reads `range` of a local file in large chunks on the blocking pool.
 fn file_stream(file: std::fs::File, range: Range<u64>) -> BoxStream<'static, Result<Bytes>> {
     let state = (Some(file), range.start, range.end);

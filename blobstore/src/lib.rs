@@ -25,6 +25,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod conditions;
 mod error;
 mod etag;
@@ -66,13 +67,13 @@ pub use store::{
     CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DEFAULT_REHYDRATE_DELAY,
     DeleteBlobInput, DeleteContainerInput, DeleteSnapshots, FindBlobsByTagsInput,
     FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput, GetBlockListInput,
-    GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
-    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, RestoreContainerInput, SealAppendBlobInput,
-    SetBlobExpiryInput, SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput,
-    SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
-    SnapshotBlobOutput, SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME,
-    is_find_marker,
+    GetBlockListOutput, ImportBlobInput, ImportContainerInput, ImportPart, LeaseBlobInput,
+    LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS,
+    MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput,
+    PutBlockOutput, RestoreContainerInput, SealAppendBlobInput, SetBlobExpiryInput,
+    SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput,
+    SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput,
+    SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};
@@ -85,6 +86,6 @@ pub use timestamps::{from_nanos, iso8601_7, to_nanos};
 pub use stowage_leases::Error as LeaseError;
 pub use stowage_leases::{
     Access as LeaseAccess, ActionOutcome as LeaseActionOutcome, BreakPeriod, Clock, LeaseAction,
-    LeaseDuration, LeaseDurationKind, LeaseId, LeaseProperties, LeaseState, LeaseStatus,
-    ManualClock, Resource as LeaseResource, SystemClock,
+    LeaseDuration, LeaseDurationKind, LeaseId, LeaseProperties, LeaseRecord, LeaseState,
+    LeaseStatus, ManualClock, Resource as LeaseResource, SystemClock,
 };

@@ -12,7 +12,13 @@ use crate::accounts::{Accounts, AccountsError};
 
 /// Stowage: a durable, fast Azure Blob Storage compatible server.
 #[derive(Clone, Debug, Parser)]
-#[command(name = "stowage-server", version, about)]
+#[command(
+    name = "stowage-server",
+    version,
+    about,
+    after_help = "Admin commands (each with its own --help): stowage-server check | backup | \
+                  restore | import-azurite | healthcheck"
+)]
 pub struct Config {
     /// Address to listen on.
     #[arg(long = "blobHost", default_value = "127.0.0.1")]

@@ -17,7 +17,7 @@ use rustix::fs::FlockOperation;
 
 /// The lock file's name in the data directory; it holds the pid of the
 /// server that has the lock.
-const LOCK_FILE: &str = "stowage.lock";
+pub const LOCK_FILE: &str = "stowage.lock";
 const PROBE_FILE: &str = ".stowage-write-check";
 
 /// Why the data directory cannot be used.

@@ -28,6 +28,7 @@
 //! ```
 
 pub mod accounts;
+pub mod admin;
 pub mod auth;
 pub mod benching;
 mod body;

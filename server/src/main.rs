@@ -72,6 +72,10 @@ async fn cancel_on_stop_signal(shutdown: CancellationToken) {
 }
 
 fn main() -> anyhow::Result<()> {
+    // `check`, `backup`, `restore`, `import-azurite`; anything else serves.
+    if let Some(status) = stowage_server::admin::run_if_subcommand(std::env::args_os().collect()) {
+        std::process::exit(status);
+    }
     let config = Config::parse();
     init_logging(&config)?;
     let tls = match (&config.cert, &config.key) {

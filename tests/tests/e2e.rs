@@ -4,6 +4,7 @@
 
 mod e2e {
     mod addressing;
+    mod admin;
     mod append;
     mod basics;
     mod batch;

@@ -7,6 +7,7 @@
 //! connections on the blocking pool; writes are committed in groups by one
 //! writer thread ([`pool`]).
 
+pub(crate) mod admin;
 mod blobs;
 mod blocks;
 mod containers;

@@ -7,6 +7,7 @@ mod body;
 mod containers;
 mod copy;
 mod expiry;
+mod import;
 mod leases;
 mod service_cache;
 mod snapshots;
@@ -44,6 +45,7 @@ pub use containers::{
 };
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use expiry::SetBlobExpiryInput;
+pub use import::{ImportBlobInput, ImportContainerInput, ImportPart};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 pub use tags::{
@@ -51,6 +53,11 @@ pub use tags::{
     is_find_marker,
 };
 pub use tiers::SetBlobTierInput;
+
+/// The metadata database's file in a data directory.
+pub(crate) const DATABASE_FILE: &str = "metadata.sqlite";
+/// The directory of the object store (the extents) in a data directory.
+pub(crate) const OBJECTS_DIR: &str = "objects";
 
 /// Where and how the store keeps its data; built once from the server's flags.
 #[derive(Clone, Debug)]
@@ -150,7 +157,7 @@ impl Store {
 
     /// Creates the data directory and its `objects` directory.
     fn objects_dir(dir: &std::path::Path) -> Result<PathBuf> {
-        let objects_dir = dir.join("objects");
+        let objects_dir = dir.join(OBJECTS_DIR);
         std::fs::create_dir_all(&objects_dir)?;
         Ok(objects_dir)
     }
@@ -171,7 +178,7 @@ impl Store {
                 Some(dir) => {
                     let objects_dir = Self::objects_dir(dir)?;
                     let space = Arc::new(Space::open(dir, config.disk_reserve, clock.clone())?);
-                    let db = Db::open(Some(&dir.join("metadata.sqlite")), space.clone())?;
+                    let db = Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?;
                     let objects = match objects {
                         Some(o) => o,
                         None => Arc::new(
