@@ -52,10 +52,11 @@ pub use listing::{
     BlobListItem, ListBlobsInput, ListBlobsOutput, ListContainersInput, ListContainersOutput,
     ListingMarker,
 };
+pub use meta::versions::DeleteRetention;
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
     AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
-    CopyProperties, PublicAccess, Versioned,
+    CopyProperties, DeletedState, PublicAccess, Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
@@ -69,7 +70,8 @@ pub use store::{
     PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
     SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput, SetContainerAclInput,
     SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
-    StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,
+    StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, UndeleteBlobInput, Versioning,
+    is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};

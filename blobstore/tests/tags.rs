@@ -192,6 +192,8 @@ async fn find_pages_through_matching_base_blobs(store: &Store) {
             delete_snapshots: None,
             conditions: Default::default(),
             lease_id: None,
+            version_id: None,
+            permanent: false,
         })
         .await
         .unwrap();

@@ -19,6 +19,7 @@ mod schema;
 mod service;
 mod tags;
 mod tier_columns;
+pub(crate) mod versions;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -164,3 +165,4 @@ pub(crate) use inline::*;
 pub(crate) use listing::*;
 pub(crate) use service::*;
 pub(crate) use tags::*;
+pub(crate) use versions::*;

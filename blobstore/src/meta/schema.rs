@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 9;
+const SCHEMA_VERSION: i64 = 11;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -46,6 +46,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 9 {
         conn.execute_batch(V9)?;
+    }
+    if version < 11 {
+        conn.execute_batch(V11)?;
     }
     Ok(())
 }
@@ -195,6 +198,30 @@ const V9: &str = "
     CREATE INDEX blob_tags_find ON blob_tags(account, key, value, container, name)
         WHERE is_base = 1;
     PRAGMA user_version = 9;
+    COMMIT;
+";
+
+/// Version 11: blob versions and soft-deleted blobs are rows of `blobs`
+/// beside the base blob and its snapshots (sharing extents like them).
+/// `version_id` is the version id of a row's content when versioning gave
+/// it one; `deleted_at` and `purge_at` mark a soft-deleted row and when it
+/// is purged. Rows that only a version id or `include=deleted` reaches have
+/// `is_base = -1` and a key in `snapshot` (`v`, `s` or `b` and an id, see
+/// `meta::versions`), so every query of base blobs and snapshots leaves
+/// them out. The retention policy of each account is a row of its own, read
+/// inside the transaction that deletes.
+const V11: &str = "
+    BEGIN;
+    ALTER TABLE blobs ADD COLUMN version_id TEXT;
+    ALTER TABLE blobs ADD COLUMN deleted_at INTEGER;
+    ALTER TABLE blobs ADD COLUMN purge_at INTEGER;
+    CREATE INDEX blobs_by_purge ON blobs(purge_at) WHERE purge_at IS NOT NULL;
+    CREATE TABLE blob_delete_retention (
+        account TEXT PRIMARY KEY,
+        days INTEGER NOT NULL,
+        allow_permanent_delete INTEGER NOT NULL
+    );
+    PRAGMA user_version = 11;
     COMMIT;
 ";
 
@@ -541,6 +568,11 @@ pub(crate) mod tests {
              ALTER TABLE blobs DROP COLUMN rehydrate_priority;
              ALTER TABLE blobs DROP COLUMN rehydrate_done_at;
              DROP TABLE blob_tags;
+             DROP INDEX blobs_by_purge;
+             ALTER TABLE blobs DROP COLUMN version_id;
+             ALTER TABLE blobs DROP COLUMN deleted_at;
+             ALTER TABLE blobs DROP COLUMN purge_at;
+             DROP TABLE blob_delete_retention;
              PRAGMA user_version = 7;
              INSERT INTO containers (id, account, name, etag, last_modified, metadata,
                  default_encryption_scope, deny_encryption_scope_override)

@@ -105,6 +105,7 @@ impl Store {
                     copy: base.copy.clone(),
                     lease: LeaseRecord::default(),
                     extents: meta::blob_extents(tx, base.id)?,
+                    version_id: None,
                 };
                 let snapshot_id = meta::insert_blob(tx, cid, &snapshot)?;
                 // A snapshot keeps the tags the base blob has when it is taken.

@@ -42,6 +42,8 @@ pub struct GetBlobTagsInput {
     pub blob: BlobName,
     /// A snapshot id, to read that snapshot's tags.
     pub snapshot: Option<String>,
+    /// A version id, to read that version's tags.
+    pub version_id: Option<String>,
     /// `x-ms-if-tags`.
     pub if_tags: Option<TagCondition>,
     /// `x-ms-lease-id`, checked when sent.
@@ -186,14 +188,20 @@ impl Store {
             .db
             .read_now(move |conn| {
                 let cid = meta::container_id(conn, &input.account, input.container.as_str())?;
-                let row = require_committed(conn, cid, &input.blob, input.snapshot.as_deref())?;
+                let row = super::blobs::require_version(
+                    conn,
+                    cid,
+                    &input.blob,
+                    input.snapshot.as_deref(),
+                    input.version_id.as_deref(),
+                )?;
                 let tags = meta::get_tags(conn, row.id)?;
                 conditions::evaluate_tags(
                     &if_tags_only(&input.if_tags),
                     &tags,
                     ConditionKind::Read,
                 )?;
-                if row.snapshot.is_none() {
+                if row.is_base() {
                     stowage_leases::check(
                         &row.lease,
                         input.lease_id.as_ref(),

@@ -100,6 +100,7 @@ async fn open_source(
             container,
             blob,
             snapshot: url.snapshot,
+            version_id: url.version_id,
             range,
             conditions: Conditions::default(),
             lease_id: None,

@@ -51,6 +51,7 @@ pub(crate) enum Operation {
     GetBlobMetadata,
     SetBlobMetadata,
     DeleteBlob,
+    UndeleteBlob,
     SnapshotBlob,
     AbortCopyBlob,
     LeaseBlob,
@@ -74,7 +75,6 @@ pub(crate) enum Operation {
 
 /// `comp` values of the service that Stowage does not implement.
 const NOT_IMPLEMENTED_COMP: &[&str] = &[
-    "undelete",
     "expiry",
     "query",
     "incrementalcopy",
@@ -104,6 +104,7 @@ const KNOWN_COMP: &[&str] = &[
     "stats",
     "userdelegationkey",
     "tier",
+    "undelete",
 ];
 
 /// The facts of a request that choose its operation.
@@ -223,6 +224,7 @@ impl Operation {
                 Some("tags") if put => Ok(SetBlobTags),
                 Some("tags") => verb(GetBlobTags, get),
                 Some("tier") => verb(SetBlobTier, put),
+                Some("undelete") => verb(UndeleteBlob, put),
                 Some(_) => Err(ApiError::UnsupportedHttpVerb),
             },
         }
@@ -264,6 +266,7 @@ impl Operation {
             | SetBlobProperties
             | SetBlobMetadata
             | DeleteBlob
+            | UndeleteBlob
             | SnapshotBlob
             | AbortCopyBlob
             | LeaseBlob
@@ -311,6 +314,7 @@ pub(crate) async fn dispatch(
         GetBlobMetadata => blob::get_blob_metadata(ctx).await,
         SetBlobMetadata => blob::set_blob_metadata(ctx).await,
         DeleteBlob => blob::delete_blob(ctx).await,
+        UndeleteBlob => blob::undelete_blob(ctx).await,
         LeaseBlob => lease::lease_blob(ctx).await,
         PutBlock => block::put_block(ctx, body).await,
         PutBlockFromUrl => from_url::put_block_from_url(ctx).await,

@@ -62,6 +62,7 @@ pub(crate) async fn get_blob_tags(ctx: &RequestContext) -> Result<HttpResponse, 
         container: ctx.container()?,
         blob: ctx.blob()?,
         snapshot: ctx.snapshot(),
+        version_id: ctx.version_id(),
         if_tags: h.if_tags("x-ms-if-tags")?,
         lease_id: h.lease_id()?,
     };

@@ -532,7 +532,7 @@ fn every_row_of_the_dispatch_table() {
             Some("undelete"),
             false,
             false,
-            Err("NotImplemented"),
+            Ok(UndeleteBlob),
         ),
         (
             "GET",
@@ -589,6 +589,7 @@ fn only_reads_are_served_on_the_secondary() {
         SetBlobProperties,
         SetBlobMetadata,
         DeleteBlob,
+        UndeleteBlob,
         SnapshotBlob,
         AbortCopyBlob,
         LeaseBlob,
