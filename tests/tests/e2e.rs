@@ -29,4 +29,5 @@ mod e2e {
     mod snapshots;
     mod tags;
     mod tiers;
+    mod versions;
 }
