@@ -52,6 +52,7 @@ fn set_input(c: &str, b: &str, t: Tags, if_tags: Option<&str>) -> SetBlobTagsInp
         container: container(c),
         blob: blob(b),
         snapshot: None,
+        version_id: None,
         tags: t,
         if_tags: if_tags.map(|e| TagCondition::parse(e).unwrap()),
         lease_id: None,

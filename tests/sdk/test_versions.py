@@ -107,6 +107,9 @@ def test_delete_tags_and_tier_by_version_id(vcontainer):
     blob.upload_blob(b"two", overwrite=True, tags={"gen": "2"})
     assert blob.get_blob_tags(version_id=v1) == {"gen": "1"}
     assert blob.get_blob_tags() == {"gen": "2"}
+    blob.set_blob_tags({"gen": "old"}, version_id=v1)
+    assert blob.get_blob_tags(version_id=v1) == {"gen": "old"}
+    assert blob.get_blob_tags() == {"gen": "2"}
     blob.set_standard_blob_tier(StandardBlobTier.COOL, version_id=v1)
     assert blob.get_blob_properties(version_id=v1).blob_tier == "Cool"
     assert blob.get_blob_properties().blob_tier == "Hot"

@@ -47,6 +47,7 @@ pub(crate) async fn set_blob_tags(
         container: ctx.container()?,
         blob: ctx.blob()?,
         snapshot: ctx.snapshot(),
+        version_id: ctx.version_id(),
         tags: xml::parse_tags(&bytes)?,
         if_tags,
         lease_id: h.lease_id()?,
