@@ -594,6 +594,46 @@ pub(crate) mod tests {
         assert_eq!(row, ("Cool".to_owned(), None, None));
     }
 
+    /// A version 9 database (every table of main before versions) gains
+    /// the version columns and the retention table; its rows keep reading.
+    #[test]
+    fn a_version_9_database_gains_the_version_columns() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(
+            "DROP INDEX blobs_by_purge;
+             ALTER TABLE blobs DROP COLUMN version_id;
+             ALTER TABLE blobs DROP COLUMN deleted_at;
+             ALTER TABLE blobs DROP COLUMN purge_at;
+             DROP TABLE blob_delete_retention;
+             PRAGMA user_version = 9;
+             INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
+             INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
+                 size, etag, last_modified, creation_time, metadata)
+             VALUES (1, 'b', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '');",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "blobs_by_purge"));
+        let row: (Option<String>, Option<i64>, Option<i64>) = conn
+            .query_row(
+                "SELECT version_id, deleted_at, purge_at FROM blobs",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (None, None, None));
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM blob_delete_retention", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+
     #[test]
     fn a_database_from_a_newer_server_is_refused() {
         let conn = Connection::open_in_memory().unwrap();

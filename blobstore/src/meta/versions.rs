@@ -318,3 +318,54 @@ pub(crate) fn due_for_purge(conn: &Connection, now: SystemTime, limit: usize) ->
         .collect::<rusqlite::Result<_>>()?;
     Ok(ids)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_keys_table() {
+        let cases = [
+            ("", (None, None)),
+            (
+                "2024-09-03T10:15:07.0000000Z",
+                (Some("2024-09-03T10:15:07.0000000Z"), None),
+            ),
+            (
+                "v2024-09-03T10:15:07.0000000Z",
+                (None, Some(Hidden::Version)),
+            ),
+            (
+                "s2024-09-03T10:15:07.0000000Z",
+                (Some("2024-09-03T10:15:07.0000000Z"), Some(Hidden::Snapshot)),
+            ),
+            (
+                "b2024-09-03T10:15:07.0000000Z.7",
+                (None, Some(Hidden::Base)),
+            ),
+        ];
+        for (key, (snapshot, hidden)) in cases {
+            let got = parse_key(key.to_owned());
+            assert_eq!((got.0.as_deref(), got.1), (snapshot, hidden), "{key:?}");
+        }
+        for kind in [Hidden::Version, Hidden::Snapshot, Hidden::Base] {
+            assert_eq!(parse_key(kind.key("x")).1, Some(kind));
+        }
+    }
+
+    #[test]
+    fn the_retention_policy_is_kept_per_account() {
+        let conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&conn).unwrap();
+        assert_eq!(delete_retention(&conn, "a").unwrap(), None);
+        let policy = DeleteRetention {
+            days: 7,
+            allow_permanent_delete: true,
+        };
+        set_delete_retention(&conn, "a", Some(policy)).unwrap();
+        assert_eq!(delete_retention(&conn, "a").unwrap(), Some(policy));
+        assert_eq!(delete_retention(&conn, "b").unwrap(), None);
+        set_delete_retention(&conn, "a", None).unwrap();
+        assert_eq!(delete_retention(&conn, "a").unwrap(), None);
+    }
+}

@@ -368,3 +368,36 @@ pub(crate) fn delete_permanently(
     meta::collect_unreferenced(tx, &old, now)?;
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::UNIX_EPOCH;
+
+    #[test]
+    fn remaining_days_round_up_table() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let cases = [
+            (DAY * 7, 7),
+            (DAY * 7 - Duration::from_secs(1), 7),
+            (DAY + Duration::from_secs(1), 2),
+            (Duration::from_secs(1), 1),
+            (Duration::ZERO, 0),
+        ];
+        for (left, days) in cases {
+            assert_eq!(remaining_days(now + left, now), days, "{left:?}");
+        }
+        assert_eq!(remaining_days(now, now + DAY), 0, "past the purge time");
+    }
+
+    #[test]
+    fn versioning_per_account_overrides_the_default() {
+        let mut v = Versioning::default();
+        assert!(!v.enabled("a"));
+        v.accounts.insert("a".into(), true);
+        assert!(v.enabled("a") && !v.enabled("b"));
+        v.all = true;
+        v.accounts.insert("b".into(), false);
+        assert!(v.enabled("a") && !v.enabled("b") && v.enabled("c"));
+    }
+}

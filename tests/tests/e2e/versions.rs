@@ -448,3 +448,62 @@ async fn a_thousand_versioned_soft_deleted_blobs_leave_nothing_after_retention()
         .expect("count");
     assert_eq!(rows, 0);
 }
+
+/// Pages of one item walk every version, snapshot and soft-deleted row of
+/// several names exactly once, in the order of the full listing.
+#[tokio::test]
+async fn paging_one_item_at_a_time_visits_every_version_once() {
+    let (_server, c, ctr) = start(true).await;
+    soft_delete(&c, 1, false).await;
+    for name in ["a", "b", "c"] {
+        for round in 0..3 {
+            put(&c, &ctr, name, format!("{name}{round}").as_bytes()).await;
+        }
+    }
+    let r = c.put(&format!("/{ctr}/b?comp=snapshot")).send().await;
+    assert_eq!(r.status, 201);
+    // A soft-deleted version of c, and a deleted current version of a.
+    let listed = list(&c, &ctr, "&include=versions").await;
+    let c_first = blob_entries(&listed)
+        .into_iter()
+        .find(|e| e.0 == "c")
+        .map(|e| elements(&e.2, "VersionId")[0].to_owned())
+        .expect("a version of c");
+    let r = c
+        .delete(&format!("/{ctr}/c?versionid={c_first}"))
+        .send()
+        .await;
+    assert_eq!(r.status, 202);
+    let r = c.delete(&format!("/{ctr}/a")).send().await;
+    assert_eq!(r.status, 202);
+
+    let query = "&include=versions,deleted,snapshots";
+    let full = blob_entries(&list(&c, &ctr, query).await);
+    // 9 versions, one snapshot; the deleted version of c is listed too.
+    assert_eq!(full.len(), 10, "{full:?}");
+    let mut paged = Vec::new();
+    let mut marker = String::new();
+    loop {
+        let page = list(&c, &ctr, &format!("{query}&maxresults=1&marker={marker}")).await;
+        paged.extend(blob_entries(&page));
+        marker = elements(&page, "NextMarker")
+            .first()
+            .map(|m| (*m).to_owned())
+            .unwrap_or_default();
+        if marker.is_empty() {
+            break;
+        }
+        assert!(paged.len() <= full.len(), "the pages do not end");
+    }
+    let key = |e: &(String, Option<String>, String)| {
+        (
+            e.0.clone(),
+            e.1.clone(),
+            elements(&e.2, "VersionId").first().map(|v| (*v).to_owned()),
+        )
+    };
+    assert_eq!(
+        paged.iter().map(key).collect::<Vec<_>>(),
+        full.iter().map(key).collect::<Vec<_>>()
+    );
+}
