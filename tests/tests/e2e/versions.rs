@@ -507,3 +507,37 @@ async fn paging_one_item_at_a_time_visits_every_version_once() {
         full.iter().map(key).collect::<Vec<_>>()
     );
 }
+
+/// Versions, soft-deleted blobs and their retention survive a restart; the
+/// retention keeps counting from the deletion.
+#[tokio::test]
+async fn versions_and_soft_deleted_blobs_survive_a_restart() {
+    let (server, c, ctr) = start(true).await;
+    soft_delete(&c, 2, false).await;
+    let v1 = version_id(&put(&c, &ctr, "v", b"one").await);
+    put(&c, &ctr, "v", b"two").await;
+    put(&c, &ctr, "gone", b"kept").await;
+    let r = c.put(&format!("/{ctr}/gone?comp=snapshot")).send().await;
+    let snapshot = r.header("x-ms-snapshot").expect("snapshot id");
+    let r = c
+        .delete(&format!("/{ctr}/gone?snapshot={snapshot}"))
+        .send()
+        .await;
+    assert_eq!(r.status, 202);
+    let before = list(&c, &ctr, "&include=versions,deleted,snapshots").await;
+    server.clock.advance(DAY);
+    let server = server.restart().await;
+    let c = server.client();
+    let after = list(&c, &ctr, "&include=versions,deleted,snapshots").await;
+    assert_eq!(blob_entries(&after).len(), blob_entries(&before).len());
+    assert_eq!(elements(&after, "RemainingRetentionDays"), ["1"]);
+    let r = c.get(&format!("/{ctr}/v?versionid={v1}")).send().await;
+    assert_eq!(&r.body[..], b"one");
+    let r = c.put(&format!("/{ctr}/gone?comp=undelete")).send().await;
+    assert_eq!(r.status, 200);
+    let r = c
+        .get(&format!("/{ctr}/gone?snapshot={snapshot}"))
+        .send()
+        .await;
+    assert_eq!(&r.body[..], b"kept");
+}
