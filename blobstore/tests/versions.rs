@@ -162,3 +162,50 @@ async fn purged_versions_free_only_what_nothing_else_shares(store: &Store, clock
     clock.advance(Duration::from_secs(60));
     assert_eq!(store.collect_garbage().await.unwrap(), 0);
 }
+
+/// A blob written before versioning was switched on gets a version id when
+/// an overwrite makes it a previous version, different from the new one's
+/// even in the same clock tick.
+#[tokio::test]
+async fn a_blob_from_before_versioning_becomes_a_version_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let plain = StoreConfig::at(dir.path().join("data"));
+    {
+        let store = Store::open(plain.clone(), clock.clone()).await.unwrap();
+        create_container(&store, "v-old").await;
+        let out = put(&store, "v-old", "b", b"old").await;
+        assert_eq!(out.version_id, None);
+    }
+    let store = Store::open(plain.with_versioning(versioning()), clock)
+        .await
+        .unwrap();
+    let v2 = put(&store, "v-old", "b", b"new").await.version_id.unwrap();
+    let listed = store
+        .list_blobs(stowage_blobstore::ListBlobsInput {
+            include_versions: true,
+            ..list_input("v-old")
+        })
+        .await
+        .unwrap();
+    let ids: Vec<String> = listed
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            stowage_blobstore::BlobListItem::Blob { properties, .. } => {
+                properties.version_id.clone()
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_ne!(ids[0], ids[1]);
+    assert!(ids.contains(&v2));
+    let old = ids.iter().find(|v| **v != v2).unwrap().clone();
+    let mut input = get_input("v-old", "b");
+    input.version_id = Some(old);
+    assert_eq!(
+        read_all(store.get_blob(input).await.unwrap().body).await,
+        b"old"
+    );
+}

@@ -257,6 +257,11 @@ pub(crate) fn write_base(
     now: SystemTime,
 ) -> Result<i64> {
     let committed = existing.filter(|r| r.committed);
+    // The replaced version is kept first: when it gets its id only now
+    // (written before versioning was on), the new id must differ from it.
+    if let Some(c) = committed {
+        keep_replaced(tx, cid, c, keeping, now)?;
+    }
     new.version_id = match keeping.versioning {
         true => Some(unique_version_id(
             tx,
@@ -269,9 +274,6 @@ pub(crate) fn write_base(
     };
     match existing {
         Some(r) => {
-            if let Some(c) = committed {
-                keep_replaced(tx, cid, c, keeping, now)?;
-            }
             let old = meta::replace_blob(tx, r.id, new)?;
             meta::collect_unreferenced(tx, &old, now)?;
             Ok(r.id)
