@@ -1,5 +1,5 @@
 //! The `DeleteRetentionPolicy` of the Blob service properties
-//! (docs/wire/versions.md#blob-soft-delete): the one setting of the
+//! (docs/wire/versions.md#switching-them-on): the one setting of the
 //! document besides CORS that Stowage acts on.
 
 use quick_xml::Reader;
