@@ -541,3 +541,68 @@ async fn versions_and_soft_deleted_blobs_survive_a_restart() {
         .await;
     assert_eq!(&r.body[..], b"kept");
 }
+
+/// The garbage rule with every kind of row sharing one extent: a snapshot,
+/// a copy, a previous version and soft-deleted rows. The purge frees only
+/// what nothing else names; the last reference going frees the rest.
+#[tokio::test]
+async fn purging_frees_only_extents_nothing_else_names() {
+    let (server, c, ctr) = start(true).await;
+    soft_delete(&c, 1, false).await;
+    let first = vec![1u8; 100_000];
+    let v1 = version_id(&put(&c, &ctr, "a", &first).await);
+    let r = c.put(&format!("/{ctr}/a?comp=snapshot")).send().await;
+    let snapshot = r.header("x-ms-snapshot").expect("snapshot id");
+    let r = c
+        .put(&format!("/{ctr}/copy"))
+        .header(
+            "x-ms-copy-source",
+            &format!("{}/devstoreaccount1/{ctr}/a", server.base),
+        )
+        .send()
+        .await;
+    assert_eq!(r.status, 202);
+    let v2 = version_id(&put(&c, &ctr, "a", &vec![2u8; 100_000]).await);
+    assert_eq!(extent_files(&server).len(), 2);
+
+    // Everything of "a" goes: the blob (a version now), its versions and
+    // its snapshot, all soft-deleted.
+    let r = c
+        .delete(&format!("/{ctr}/a"))
+        .header("x-ms-delete-snapshots", "include")
+        .send()
+        .await;
+    assert_eq!(r.status, 202);
+    for v in [&v1, &v2] {
+        let r = c.delete(&format!("/{ctr}/a?versionid={v}")).send().await;
+        assert_eq!(r.status, 202);
+    }
+    c.get(&format!("/{ctr}/a?snapshot={snapshot}"))
+        .send()
+        .await
+        .assert_error(404, "BlobNotFound");
+    server.clock.advance(DAY + PAST_GRACE);
+    collect_all(&server).await;
+    server.clock.advance(PAST_GRACE);
+    assert_eq!(
+        collect_all(&server).await,
+        1,
+        "only the second content goes"
+    );
+    assert_eq!(extent_files(&server).len(), 1);
+    let r = c.get(&format!("/{ctr}/copy")).send().await;
+    assert!(r.body[..] == first[..], "the copy keeps the shared extent");
+
+    // The copy is the last reference.
+    let r = c.delete(&format!("/{ctr}/copy")).send().await;
+    assert_eq!(r.status, 202);
+    let listed = list(&c, &ctr, "&include=versions").await;
+    let v = elements(&listed, "VersionId")[0].to_owned();
+    let r = c.delete(&format!("/{ctr}/copy?versionid={v}")).send().await;
+    assert_eq!(r.status, 202);
+    server.clock.advance(DAY + PAST_GRACE);
+    collect_all(&server).await;
+    server.clock.advance(PAST_GRACE);
+    assert_eq!(collect_all(&server).await, 1);
+    assert!(extent_files(&server).is_empty());
+}
