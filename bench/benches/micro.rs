@@ -413,6 +413,8 @@ fn first_page(
             include_snapshots: false,
             include_uncommitted: false,
             include_tags: false,
+            include_versions: false,
+            include_deleted: false,
         }))
         .expect("a listing")
 }

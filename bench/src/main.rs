@@ -75,6 +75,11 @@ struct RunArgs {
     /// The server's data directory (the overwrite workload measures it).
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// Write each blob of a workload's set-up this many more times over
+    /// itself (list-10k, get-4k): on a server with blob versioning on
+    /// (`--blobVersioning`), each blob then has this many previous versions.
+    #[arg(long, default_value_t = 0)]
+    versions: u64,
 }
 
 #[derive(Args)]
@@ -119,6 +124,7 @@ async fn run(args: RunArgs) -> Result<bool> {
         server_pid: args.server_pid,
         nonce: format!("{nanos:x}"),
         data_dir: args.data_dir,
+        versions: args.versions,
     };
     let names: Vec<String> = match (args.workloads.is_empty(), args.quick) {
         (false, _) => args.workloads,

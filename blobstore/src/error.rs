@@ -118,6 +118,12 @@ pub enum Error {
     /// The operation is addressed to a snapshot but only applies to base blobs.
     #[error("Invalid operation against a blob snapshot.")]
     SnapshotOperation,
+    /// `deletetype=permanent` where the account's soft delete policy does
+    /// not allow it, or on something that is not a snapshot or version.
+    #[error(
+        "Permanent delete is not allowed for this blob or its account's delete retention policy."
+    )]
+    PermanentDeleteNotAllowed,
     /// The metadata database failed.
     #[error("metadata database: {0}")]
     Db(#[from] rusqlite::Error),

@@ -73,6 +73,9 @@ impl Store {
                 break;
             }
         }
+        // Soft-deleted blobs, snapshots and versions whose retention ended
+        // are purged; what only they referenced becomes garbage now.
+        while self.purge_expired(BATCH).await? == BATCH {}
         let mut cursor = GarbageCursor::start();
         let mut deleted = 0;
         loop {

@@ -55,10 +55,11 @@ pub use listing::{
     BlobListItem, ListBlobsInput, ListBlobsOutput, ListContainersInput, ListContainersOutput,
     ListingMarker,
 };
+pub use meta::versions::DeleteRetention;
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
     AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
-    CopyProperties, DeletedContainer, PublicAccess, Versioned,
+    CopyProperties, DeletedContainer, DeletedState, PublicAccess, Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
@@ -73,7 +74,8 @@ pub use store::{
     PutBlockOutput, RestoreContainerInput, SealAppendBlobInput, SetBlobExpiryInput,
     SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput,
     SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput,
-    SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,
+    SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, UndeleteBlobInput,
+    Versioning, is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};

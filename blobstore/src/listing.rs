@@ -145,6 +145,10 @@ pub struct ListBlobsInput {
     pub include_uncommitted: bool,
     /// Give each blob its tags and tag count (`include=tags`).
     pub include_tags: bool,
+    /// List previous versions too (`include=versions`).
+    pub include_versions: bool,
+    /// List soft-deleted blobs, snapshots and versions (`include=deleted`).
+    pub include_deleted: bool,
 }
 
 /// One entry of a List Blobs page.
@@ -224,11 +228,7 @@ pub(crate) fn list_blobs(
     let delimiter = input.delimiter.as_deref().filter(|d| !d.is_empty());
     let mut cursor = match &input.marker {
         None => Some(BlobCursor::From(prefix.to_owned())),
-        Some(ListingMarker::After { name, snapshot }) => Some(BlobCursor::After {
-            name: name.clone(),
-            is_base: snapshot.is_empty(),
-            snapshot: snapshot.clone(),
-        }),
+        Some(ListingMarker::After { name, snapshot }) => Some(cursor_of(name, snapshot)),
         Some(ListingMarker::AfterGroup(g)) => successor(g).map(BlobCursor::From),
     };
     // Without uncommitted blobs in the container, the probe for the next
@@ -244,6 +244,9 @@ pub(crate) fn list_blobs(
     let mut statements = meta::ListingStatements::new(conn);
     let mut items = Vec::new();
     let mut more = false;
+    // The marker key of the last blob listed (hidden rows have no snapshot
+    // id to name them by).
+    let mut last_key = String::new();
     while let Some(at) = cursor.clone() {
         // Every row read becomes an item or ends the scan, so one more than
         // the items still needed tells whether another page follows.
@@ -254,6 +257,8 @@ pub(crate) fn list_blobs(
             cursor: &at,
             include_snapshots: input.include_snapshots,
             include_uncommitted: input.include_uncommitted,
+            include_versions: input.include_versions,
+            include_deleted: input.include_deleted,
             limit: max - items.len() + 1,
         };
         if let Some(d) = delimiter {
@@ -300,6 +305,7 @@ pub(crate) fn list_blobs(
             }
             let row = row.read()?;
             cursor = Some(after_row(&row));
+            last_key = marker_key(&row);
             if crate::expiry::is_expired(row.expires_at, now) {
                 // Gone at its expiry time, before the collector removes it.
                 return Ok(Scan::Next);
@@ -339,6 +345,8 @@ pub(crate) fn list_blobs(
                 cursor: at,
                 include_snapshots: input.include_snapshots,
                 include_uncommitted: input.include_uncommitted,
+                include_versions: input.include_versions,
+                include_deleted: input.include_deleted,
                 limit: 1,
             };
             more = !meta::list_blob_rows(&mut statements, &query)?.is_empty();
@@ -349,17 +357,39 @@ pub(crate) fn list_blobs(
         BlobListItem::Prefix(group) => ListingMarker::AfterGroup(group.clone()),
         BlobListItem::Blob { properties, .. } => ListingMarker::After {
             name: properties.name.clone(),
-            snapshot: properties.snapshot.clone().unwrap_or_default(),
+            snapshot: last_key.clone(),
         },
     });
     Ok(ListBlobsOutput { items, next_marker })
 }
 
 fn after_row(row: &BlobRow) -> BlobCursor {
+    cursor_of(&row.name, &marker_key(row))
+}
+
+/// Marks a hidden row's key in a marker: no snapshot id starts with it.
+const HIDDEN_MARK: char = '\u{1}';
+
+/// What a marker holds after `row`: its snapshot id, empty for the base
+/// blob, or [`HIDDEN_MARK`] and its key for a version or soft-deleted row.
+fn marker_key(row: &BlobRow) -> String {
+    match row.hidden {
+        Some(_) => format!("{HIDDEN_MARK}{}", row.key),
+        None => row.key.clone(),
+    }
+}
+
+/// The listing position just after the row a marker names.
+fn cursor_of(name: &str, snapshot: &str) -> BlobCursor {
+    let (is_base, key) = match snapshot.strip_prefix(HIDDEN_MARK) {
+        Some(key) => (-1, key),
+        None if snapshot.is_empty() => (1, snapshot),
+        None => (0, snapshot),
+    };
     BlobCursor::After {
-        name: row.name.clone(),
-        is_base: row.snapshot.is_none(),
-        snapshot: row.snapshot.clone().unwrap_or_default(),
+        name: name.to_owned(),
+        is_base,
+        snapshot: key.to_owned(),
     }
 }
 

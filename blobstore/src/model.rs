@@ -233,6 +233,23 @@ pub struct BlobProperties {
     pub tags: Option<crate::Tags>,
     /// When the blob expires (Set Blob Expiry), if it does.
     pub expires_on: Option<SystemTime>,
+    /// The version id, when versioning gave this content one.
+    pub version_id: Option<String>,
+    /// Whether this is the current version: `Some` only for a blob that has
+    /// a version id (`x-ms-is-current-version`, `IsCurrentVersion`).
+    pub is_current_version: Option<bool>,
+    /// When it was soft-deleted and how many days of retention remain.
+    pub deleted: Option<DeletedState>,
+}
+
+/// The state of a soft-deleted blob, snapshot or version (List Blobs with
+/// `include=deleted`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeletedState {
+    /// When it was deleted.
+    pub deleted_time: SystemTime,
+    /// Whole days until it is purged, rounded up.
+    pub remaining_retention_days: u32,
 }
 
 #[cfg(test)]

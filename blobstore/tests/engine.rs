@@ -347,7 +347,7 @@ async fn attributes_are_replaced_and_versions_change(store: &Store) {
     );
     assert_eq!(p.content.content_md5, None);
     assert_eq!(p.metadata, metadata(&[("keep", "1")]), "metadata kept");
-    let v2 = store
+    let (v2, _) = store
         .set_blob_metadata(SetBlobMetadataInput {
             account: ACCOUNT.to_owned(),
             container: container("eng-attr"),
@@ -867,6 +867,7 @@ async fn a_rehydration_completes_when_its_delay_has_passed(store: &Store, clock:
         container: container("eng-tier"),
         blob: blob("a"),
         snapshot: None,
+        version_id: None,
         tier,
         priority,
         lease_id: None,

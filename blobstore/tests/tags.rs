@@ -52,6 +52,7 @@ fn set_input(c: &str, b: &str, t: Tags, if_tags: Option<&str>) -> SetBlobTagsInp
         container: container(c),
         blob: blob(b),
         snapshot: None,
+        version_id: None,
         tags: t,
         if_tags: if_tags.map(|e| TagCondition::parse(e).unwrap()),
         lease_id: None,
@@ -192,6 +193,8 @@ async fn find_pages_through_matching_base_blobs(store: &Store) {
             delete_snapshots: None,
             conditions: Default::default(),
             lease_id: None,
+            version_id: None,
+            permanent: false,
         })
         .await
         .unwrap();

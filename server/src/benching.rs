@@ -20,6 +20,7 @@ pub fn list_blobs_document(container: &str, page: &ListBlobsOutput) -> usize {
     let include = xml::BlobInclude {
         metadata: true,
         copy: false,
+        versions: false,
     };
     xml::list_blobs(&echo, container, page, include).len()
 }

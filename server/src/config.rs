@@ -2,11 +2,12 @@
 //! that existing scripts and containers work unchanged. All defaults live
 //! here; below `main` nothing reads the environment or argv.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use stowage_blobstore::{DEFAULT_REHYDRATE_DELAY, StoreConfig};
+use stowage_blobstore::{DEFAULT_REHYDRATE_DELAY, StoreConfig, Versioning};
 
 use crate::accounts::{Accounts, AccountsError};
 
@@ -91,10 +92,44 @@ pub struct Config {
     /// `name1:key1[:key2];…`, replacing the development account.
     #[arg(long = "accounts", env = "AZURITE_ACCOUNTS", hide_env_values = true)]
     pub accounts: Option<String>,
+    /// Keep every previous version of a blob (blob versioning, which the
+    /// service turns on per account; the emulator has no such setting).
+    #[arg(long = "blobVersioning")]
+    pub blob_versioning: bool,
+    /// Blob versioning per account, overriding `--blobVersioning`:
+    /// `name=on|off` entries separated by `;`.
+    #[arg(
+        long = "blobVersioningAccounts",
+        env = "STOWAGE_BLOB_VERSIONING_ACCOUNTS",
+        value_name = "NAME=on|off;...",
+        value_parser = parse_versioning_accounts
+    )]
+    pub blob_versioning_accounts: Option<VersioningAccounts>,
     /// Emulator flags Stowage accepts without acting on them (one warning
     /// line each at start-up; see [`Config::ignored_flags`]).
     #[command(flatten)]
     pub ignored: IgnoredFlags,
+}
+
+/// The per-account versioning settings of `--blobVersioningAccounts`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VersioningAccounts(pub HashMap<String, bool>);
+
+/// Parses `name=on|off;…` (also `true`/`false`); empty entries are skipped.
+fn parse_versioning_accounts(value: &str) -> Result<VersioningAccounts, String> {
+    let mut out = HashMap::new();
+    for entry in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let (name, setting) = entry
+            .split_once('=')
+            .ok_or_else(|| format!("{entry:?} is not NAME=on|off"))?;
+        let on = match setting.trim().to_ascii_lowercase().as_str() {
+            "on" | "true" => true,
+            "off" | "false" => false,
+            _ => return Err(format!("{entry:?}: the setting is on or off")),
+        };
+        out.insert(name.trim().to_owned(), on);
+    }
+    Ok(VersioningAccounts(out))
 }
 
 /// The emulator's `--oauth` levels.
@@ -224,7 +259,12 @@ impl Config {
         } else {
             StoreConfig::at(&self.location)
         };
-        config.with_rehydrate_delay(Duration::from_secs(self.rehydrate_delay))
+        config
+            .with_rehydrate_delay(Duration::from_secs(self.rehydrate_delay))
+            .with_versioning(Versioning {
+                all: self.blob_versioning,
+                accounts: self.blob_versioning_accounts.clone().unwrap_or_default().0,
+            })
     }
 
     /// One line for each given emulator flag that has no effect here,
@@ -298,6 +338,30 @@ mod tests {
             let r =
                 Config::try_parse_from(["stowage-server", "--containerDeleteRetentionDays", bad]);
             assert!(r.is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn versioning_flags_give_a_default_and_exceptions() {
+        let c = Config::try_parse_from([
+            "stowage-server",
+            "--blobVersioning",
+            "--blobVersioningAccounts",
+            "a=off; b=on;;",
+        ])
+        .unwrap();
+        let v = c.store_config().versioning;
+        assert!(v.enabled("devstoreaccount1"));
+        assert!(!v.enabled("a"));
+        assert!(v.enabled("b"));
+        let off = Config::try_parse_from(["stowage-server", "--blobVersioningAccounts", "a=on"])
+            .unwrap()
+            .store_config()
+            .versioning;
+        assert!(off.enabled("a") && !off.enabled("devstoreaccount1"));
+        for bad in ["a", "a=maybe"] {
+            let argv = ["stowage-server", "--blobVersioningAccounts", bad];
+            assert!(Config::try_parse_from(argv).is_err(), "{bad}");
         }
     }
 

@@ -591,6 +591,12 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
         StoreError::BodyLengthMismatch { .. } | StoreError::Body(_) => {
             answer(400, "InvalidInput", "One of the request inputs is not valid.")
         }
+        // (unverified) the service's code for a refused permanent delete.
+        StoreError::PermanentDeleteNotAllowed => answer(
+            409,
+            "OperationNotAllowed",
+            "Permanent delete is not allowed for this blob or by the account's delete retention policy.",
+        ),
         StoreError::SnapshotOperation => answer(
             400,
             "InvalidOperation",

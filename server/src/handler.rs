@@ -277,10 +277,6 @@ async fn process(
             has_blob_type: req.headers().contains_key("x-ms-blob-type"),
             has_copy_source: req.headers().contains_key("x-ms-copy-source"),
         })?;
-        // Versioning is off: no version of anything exists (docs/wire/requests.md#which-operation-a-request-is).
-        if target.level() == crate::target::Level::Blob && query.get("versionid").is_some() {
-            return Err(stowage_blobstore::Error::BlobNotFound.into());
-        }
         let mut ctx = RequestContext {
             state: state.clone(),
             req: req.clone(),

@@ -66,6 +66,11 @@ impl RequestContext {
         self.query.get("snapshot").map(str::to_owned)
     }
 
+    /// `?versionid=`: a previous (or the current) version of a blob.
+    pub(crate) fn version_id(&self) -> Option<String> {
+        self.query.get("versionid").map(str::to_owned)
+    }
+
     /// Refuses a write addressed to a snapshot (docs/wire/errors.md#which-check-answers-first).
     pub(crate) fn forbid_snapshot(&self) -> Result<(), ApiError> {
         match self.query.get("snapshot") {

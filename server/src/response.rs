@@ -29,6 +29,13 @@ pub(crate) fn version(b: &mut HttpResponseBuilder, v: &Versioned) {
     b.insert_header(("last-modified", http_date(v.last_modified)));
 }
 
+/// `x-ms-version-id` of a write that made a new version (versioning on).
+pub(crate) fn version_id(b: &mut HttpResponseBuilder, id: Option<&str>) {
+    if let Some(id) = id {
+        b.insert_header(("x-ms-version-id", id));
+    }
+}
+
 /// One `x-ms-meta-<name>` per pair. actix writes header names lowercase;
 /// the exact names travel in a private header that the connection layer
 /// turns back into the names' case and removes ([`crate::header_case`]).
@@ -169,6 +176,13 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
         b.insert_header(("x-ms-blob-sealed", if p.sealed { "true" } else { "false" }));
     }
     b.insert_header(("x-ms-server-encrypted", "true"));
+    version_id(b, p.version_id.as_deref());
+    if let Some(current) = p.is_current_version {
+        b.insert_header((
+            "x-ms-is-current-version",
+            if current { "true" } else { "false" },
+        ));
+    }
     // Only a blob with tags says how many (docs/wire/tags.md).
     if p.tag_count > 0 {
         b.insert_header(("x-ms-tag-count", p.tag_count.to_string()));

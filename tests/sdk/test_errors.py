@@ -140,14 +140,14 @@ def test_blob_name_too_long_is_400(container):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda blob: blob.undelete_blob(),
+        lambda blob: blob.delete_immutability_policy(),
         lambda blob: blob.set_legal_hold(True),
     ],
-    ids=["undelete", "legal-hold"],
+    ids=["immutability-policy", "legal-hold"],
 )
 def test_unimplemented_operations_are_501(container, call):
     """Operations of the service that Stowage does not implement
-    (undelete, legal hold, ...): 501 NotImplemented, never a 500 or a hang."""
+    (immutability policies, legal hold, ...): 501 NotImplemented, never a 500 or a hang."""
     blob = container.get_blob_client("present")
     blob.upload_blob(b"x")
     with raises(HttpResponseError, 501, "NotImplemented"):

@@ -32,4 +32,5 @@ mod e2e {
     mod snapshots;
     mod tags;
     mod tiers;
+    mod versions;
 }

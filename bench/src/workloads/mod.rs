@@ -57,6 +57,10 @@ pub struct Ctx {
     pub nonce: String,
     /// The server's data directory, for workloads that measure disk use.
     pub data_dir: Option<std::path::PathBuf>,
+    /// How many more times the set-up writes each blob over itself: on a
+    /// server with blob versioning on, each blob then has this many
+    /// previous versions (`--versions`).
+    pub versions: u64,
 }
 
 impl Ctx {
@@ -251,11 +255,15 @@ where
     let client = &ctx.client;
     let props = Request::new(Method::HEAD, container, None).with_query("restype", "container");
     let resp = client.send(&props).await?;
+    let marker = match ctx.versions {
+        0 => count.to_string(),
+        n => format!("{count}v{n}"),
+    };
     let ready = resp
         .headers()
         .get("x-ms-meta-ready")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v == count.to_string());
+        .is_some_and(|v| v == marker);
     if resp.status() == StatusCode::OK && ready {
         return Ok(());
     }
@@ -264,6 +272,7 @@ where
     let (c, container_name) = (client.clone(), container.to_owned());
     let (name, body) = (Arc::new(name), Arc::new(body));
     let step = (count / 10).max(1);
+    let writes = 1 + ctx.versions;
     run_ops(ctx.concurrency, count, move |_, i| {
         let (c, container, name, body) = (
             c.clone(),
@@ -272,10 +281,12 @@ where
             body.clone(),
         );
         async move {
-            let req = Request::new(Method::PUT, &container, Some(&name(i)))
-                .with_header("x-ms-blob-type", "BlockBlob")
-                .with_body(body(i));
-            c.expect(&req, StatusCode::CREATED).await?;
+            for _ in 0..writes {
+                let req = Request::new(Method::PUT, &container, Some(&name(i)))
+                    .with_header("x-ms-blob-type", "BlockBlob")
+                    .with_body(body(i));
+                c.expect(&req, StatusCode::CREATED).await?;
+            }
             if count >= 100_000 && (i + 1) % step == 0 {
                 eprintln!("  {container}: {} of {count} blobs written", i + 1);
             }
@@ -290,7 +301,7 @@ where
     let mark = Request::new(Method::PUT, container, None)
         .with_query("restype", "container")
         .with_query("comp", "metadata")
-        .with_header("x-ms-meta-ready", &count.to_string());
+        .with_header("x-ms-meta-ready", &marker);
     client.expect(&mark, StatusCode::OK).await?;
     Ok(())
 }

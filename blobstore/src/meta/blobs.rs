@@ -43,6 +43,24 @@ pub(crate) struct BlobRow {
     pub sealed: bool,
     /// When Set Blob Expiry made the blob expire (base blobs only).
     pub expires_at: Option<std::time::SystemTime>,
+    /// The version id of this row's content, when versioning gave it one.
+    pub version_id: Option<String>,
+    /// What a row outside the base blob and its live snapshots is (a
+    /// previous version or a soft-deleted row); `None` for those two.
+    pub hidden: Option<super::versions::Hidden>,
+    /// The stored `snapshot` column: the snapshot id, or a hidden row's key
+    /// (the listing key of the row, with `is_base`).
+    pub key: String,
+    /// When a soft-deleted row was deleted, and when it is purged.
+    pub deleted: Option<(std::time::SystemTime, std::time::SystemTime)>,
+}
+
+impl BlobRow {
+    /// True for the base blob (not a snapshot, previous version or
+    /// soft-deleted row).
+    pub(crate) fn is_base(&self) -> bool {
+        self.snapshot.is_none() && self.hidden.is_none()
+    }
 }
 
 /// Everything a new blob version is written with (content is in `extents`).
@@ -63,6 +81,8 @@ pub(crate) struct NewBlob {
     pub lease: LeaseRecord,
     pub extents: Vec<ExtentRef>,
     pub sealed: bool,
+    /// The version id of the new content, when versioning gives it one.
+    pub version_id: Option<String>,
 }
 
 pub(crate) const BLOB_COLUMNS: &str = "id, name, snapshot, committed, blob_type, size, etag,
@@ -70,20 +90,28 @@ pub(crate) const BLOB_COLUMNS: &str = "id, name, snapshot, committed, blob_type,
     cache_control, content_disposition, metadata, committed_block_count, access_tier,
     copy_id, copy_source, copy_progress, copy_completion_time,
     lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken, sealed,
-    access_tier_changed_at, rehydrate_to, rehydrate_priority, rehydrate_done_at, expires_at";
+    access_tier_changed_at, rehydrate_to, rehydrate_priority, rehydrate_done_at,
+    version_id, deleted_at, purge_at, expires_at";
 
 /// The column a new version is never written with: a new blob has no expiry
 /// time (only Set Blob Expiry sets one).
 const READ_ONLY_COLUMN: &str = ", expires_at";
 
 pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
-    let snapshot: String = row.get(2)?;
+    let key: String = row.get(2)?;
+    let (snapshot, hidden) = super::versions::parse_key(key.clone());
     let blob_type: String = row.get(4)?;
     let md5: Option<Vec<u8>> = row.get(12)?;
+    let deleted_at: Option<i64> = row.get(33)?;
+    let purge_at: Option<i64> = row.get(34)?;
     Ok(BlobRow {
         id: row.get(0)?,
         name: row.get(1)?,
-        snapshot: (!snapshot.is_empty()).then_some(snapshot),
+        snapshot,
+        hidden,
+        key,
+        version_id: row.get(32)?,
+        deleted: deleted_at.map(|d| (from_nanos(d), from_nanos(purge_at.unwrap_or(d)))),
         committed: row.get(3)?,
         blob_type: BlobType::parse(&blob_type)
             .ok_or_else(|| Error::Corrupt(format!("blob type {blob_type:?}")))?,
@@ -116,7 +144,7 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
         },
         lease: lease_columns::read(row, 22)?,
         sealed: row.get(27)?,
-        expires_at: row.get::<_, Option<i64>>(32)?.map(from_nanos),
+        expires_at: row.get::<_, Option<i64>>(35)?.map(from_nanos),
     })
 }
 
@@ -246,7 +274,7 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
     conn.prepare_cached(&format!(
         "INSERT INTO blobs (container_id, is_base, {}) VALUES
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
+          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, NULL, NULL)",
         &BLOB_COLUMNS["id, ".len()..BLOB_COLUMNS.len() - READ_ONLY_COLUMN.len()]
     ))?
     .execute(params![
@@ -283,6 +311,7 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
         tier.2,
         tier.3,
         tier.4,
+        b.version_id,
     ])?;
     let id = conn.last_insert_rowid();
     insert_extents(conn, id, 0, &b.extents)?;
@@ -305,7 +334,7 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
             content_md5 = ?10, cache_control = ?11, content_disposition = ?12, metadata = ?13,
             committed_block_count = ?14, access_tier = ?15,
             copy_id = ?16, copy_source = ?17, copy_progress = ?18, copy_completion_time = ?19,
-            creation_time = ?20, sealed = ?26, expires_at = NULL,
+            creation_time = ?20, sealed = ?26, version_id = ?31, expires_at = NULL,
             ({}) = (?21, ?22, ?23, ?24, ?25),
             ({}) = (?27, ?28, ?29, ?30)
          WHERE id = ?1",
@@ -343,6 +372,7 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
         tier.2,
         tier.3,
         tier.4,
+        b.version_id,
     ])?;
     insert_extents(conn, id, 0, &b.extents)?;
     Ok(old)
@@ -357,7 +387,7 @@ pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result
             content_encoding = ?5, content_language = ?6, content_md5 = ?7, cache_control = ?8,
             content_disposition = ?9, metadata = ?10,
             copy_id = ?11, copy_source = ?12, copy_progress = ?13, copy_completion_time = ?14,
-            ({}) = (?15, ?16, ?17, ?18, ?19)
+            ({}) = (?15, ?16, ?17, ?18, ?19), version_id = ?20
          WHERE id = ?1",
         lease_columns::COLUMNS
     ))?
@@ -381,6 +411,7 @@ pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result
         lease.2,
         lease.3,
         lease.4,
+        row.version_id,
     ])?;
     Ok(())
 }

@@ -16,7 +16,8 @@ pub(crate) enum BlobCursor {
     /// Just after this row key (exclusive).
     After {
         name: String,
-        is_base: bool,
+        /// 1 base blob, 0 snapshot, -1 previous version or soft-deleted.
+        is_base: i64,
         snapshot: String,
     },
 }
@@ -31,6 +32,10 @@ pub(crate) struct BlobListQuery<'a> {
     pub cursor: &'a BlobCursor,
     pub include_snapshots: bool,
     pub include_uncommitted: bool,
+    /// Previous versions (`include=versions`).
+    pub include_versions: bool,
+    /// Soft-deleted rows (`include=deleted`).
+    pub include_deleted: bool,
     pub limit: usize,
 }
 
@@ -158,13 +163,15 @@ fn variant(q: &BlobListQuery<'_>) -> usize {
         | usize::from(q.prefix_end.is_some()) << 1
         | usize::from(q.include_uncommitted) << 2
         | usize::from(q.include_snapshots) << 3
+        | usize::from(q.include_versions) << 4
+        | usize::from(q.include_deleted) << 5
 }
 
 /// The variant bit of a query that selects only `name` ([`first_name`]).
-const NAMES_ONLY: usize = 16;
+const NAMES_ONLY: usize = 64;
 
 /// How many variants [`variant`] and [`NAMES_ONLY`] tell apart.
-const VARIANTS: usize = 32;
+const VARIANTS: usize = 128;
 
 /// Whether the query starts just after a row (else at a name, inclusive).
 fn after_row(q: &BlobListQuery<'_>) -> bool {
@@ -205,10 +212,29 @@ fn build_sql(v: usize) -> String {
     // `is_base, snapshot` beside `is_base = 1` makes SQLite sort each name's
     // rows in a temporary b-tree (EXPLAIN QUERY PLAN: "USE TEMP B-TREE FOR
     // RIGHT PART OF ORDER BY") instead of just walking the index.
+    // Which rows besides base blobs: live snapshots (`is_base = 0`),
+    // previous versions (hidden rows not deleted) and soft-deleted rows
+    // (a soft-deleted version only when versions are listed too).
+    let mut kinds = Vec::new();
     if v & 8 != 0 {
-        sql.push_str(" ORDER BY name, is_base, snapshot LIMIT ?2");
-    } else {
+        kinds.push("is_base = 0");
+    }
+    if v & 16 != 0 {
+        kinds.push("(is_base = -1 AND deleted_at IS NULL)");
+    }
+    match (v & 32 != 0, v & 16 != 0) {
+        (true, true) => kinds.push("(is_base = -1 AND deleted_at IS NOT NULL)"),
+        (true, false) => kinds
+            .push("(is_base = -1 AND deleted_at IS NOT NULL AND substr(snapshot, 1, 1) <> 'v')"),
+        _ => {}
+    }
+    if kinds.is_empty() {
         sql.push_str(" AND is_base = 1 ORDER BY name LIMIT ?2");
+    } else {
+        sql.push_str(&format!(
+            " AND (is_base = 1 OR {}) ORDER BY name, is_base, snapshot LIMIT ?2",
+            kinds.join(" OR ")
+        ));
     }
     sql
 }

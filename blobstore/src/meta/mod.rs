@@ -22,6 +22,7 @@ mod schema;
 mod service;
 mod tags;
 mod tier_columns;
+pub(crate) mod versions;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -169,3 +170,4 @@ pub(crate) use inline::*;
 pub(crate) use listing::*;
 pub(crate) use service::*;
 pub(crate) use tags::*;
+pub(crate) use versions::*;

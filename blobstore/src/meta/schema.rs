@@ -47,6 +47,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     if version < 9 {
         conn.execute_batch(V9)?;
     }
+    if version < 11 {
+        conn.execute_batch(V11)?;
+    }
     if version < 12 {
         conn.execute_batch(V12)?;
     }
@@ -198,6 +201,30 @@ const V9: &str = "
     CREATE INDEX blob_tags_find ON blob_tags(account, key, value, container, name)
         WHERE is_base = 1;
     PRAGMA user_version = 9;
+    COMMIT;
+";
+
+/// Version 11: blob versions and soft-deleted blobs are rows of `blobs`
+/// beside the base blob and its snapshots (sharing extents like them).
+/// `version_id` is the version id of a row's content when versioning gave
+/// it one; `deleted_at` and `purge_at` mark a soft-deleted row and when it
+/// is purged. Rows that only a version id or `include=deleted` reaches have
+/// `is_base = -1` and a key in `snapshot` (`v`, `s` or `b` and an id, see
+/// `meta::versions`), so every query of base blobs and snapshots leaves
+/// them out. The retention policy of each account is a row of its own, read
+/// inside the transaction that deletes.
+const V11: &str = "
+    BEGIN;
+    ALTER TABLE blobs ADD COLUMN version_id TEXT;
+    ALTER TABLE blobs ADD COLUMN deleted_at INTEGER;
+    ALTER TABLE blobs ADD COLUMN purge_at INTEGER;
+    CREATE INDEX blobs_by_purge ON blobs(purge_at) WHERE purge_at IS NOT NULL;
+    CREATE TABLE blob_delete_retention (
+        account TEXT PRIMARY KEY,
+        days INTEGER NOT NULL,
+        allow_permanent_delete INTEGER NOT NULL
+    );
+    PRAGMA user_version = 11;
     COMMIT;
 ";
 
@@ -573,6 +600,11 @@ pub(crate) mod tests {
              ALTER TABLE containers DROP COLUMN deleted_at;
              ALTER TABLE containers DROP COLUMN purge_at;
              ALTER TABLE blobs DROP COLUMN expires_at;
+             DROP INDEX blobs_by_purge;
+             ALTER TABLE blobs DROP COLUMN version_id;
+             ALTER TABLE blobs DROP COLUMN deleted_at;
+             ALTER TABLE blobs DROP COLUMN purge_at;
+             DROP TABLE blob_delete_retention;
              PRAGMA user_version = 7;
              INSERT INTO containers (id, account, name, etag, last_modified, metadata,
                  default_encryption_scope, deny_encryption_scope_override)
@@ -608,6 +640,11 @@ pub(crate) mod tests {
              ALTER TABLE containers DROP COLUMN deleted_at;
              ALTER TABLE containers DROP COLUMN purge_at;
              ALTER TABLE blobs DROP COLUMN expires_at;
+             DROP INDEX blobs_by_purge;
+             ALTER TABLE blobs DROP COLUMN version_id;
+             ALTER TABLE blobs DROP COLUMN deleted_at;
+             ALTER TABLE blobs DROP COLUMN purge_at;
+             DROP TABLE blob_delete_retention;
              PRAGMA user_version = 9;",
         )
         .unwrap();
@@ -625,6 +662,53 @@ pub(crate) mod tests {
             )
             .unwrap();
         assert_eq!((deleted, expiring), (0, 0));
+    }
+
+    /// A version 9 database (every table of main before versions) gains
+    /// the version columns and the retention table; its rows keep reading.
+    #[test]
+    fn a_version_9_database_gains_the_version_columns() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(
+            "DROP INDEX blobs_by_purge;
+             ALTER TABLE blobs DROP COLUMN version_id;
+             ALTER TABLE blobs DROP COLUMN deleted_at;
+             ALTER TABLE blobs DROP COLUMN purge_at;
+             DROP TABLE blob_delete_retention;
+             DROP INDEX containers_by_purge;
+             DROP INDEX blobs_by_expiry;
+             ALTER TABLE containers DROP COLUMN deleted_name;
+             ALTER TABLE containers DROP COLUMN deleted_version;
+             ALTER TABLE containers DROP COLUMN deleted_at;
+             ALTER TABLE containers DROP COLUMN purge_at;
+             ALTER TABLE blobs DROP COLUMN expires_at;
+             PRAGMA user_version = 9;
+             INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
+             INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
+                 size, etag, last_modified, creation_time, metadata)
+             VALUES (1, 'b', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '');",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "blobs_by_purge"));
+        let row: (Option<String>, Option<i64>, Option<i64>) = conn
+            .query_row(
+                "SELECT version_id, deleted_at, purge_at FROM blobs",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (None, None, None));
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM blob_delete_retention", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(n, 0);
     }
 
     #[test]

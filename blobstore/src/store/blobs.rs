@@ -60,6 +60,8 @@ pub struct PutBlobOutput {
     pub body_md5: [u8; 16],
     /// CRC64 of the body as received.
     pub body_crc64: u64,
+    /// The new version's id, when versioning is on.
+    pub version_id: Option<String>,
 }
 
 /// Input of Get Blob and Get Blob Properties.
@@ -73,6 +75,8 @@ pub struct GetBlobInput {
     pub blob: BlobName,
     /// A snapshot id, to read that snapshot.
     pub snapshot: Option<String>,
+    /// A version id, to read that version.
+    pub version_id: Option<String>,
     /// A byte range (Get Blob only).
     pub range: Option<ByteRange>,
     /// Conditional headers.
@@ -153,6 +157,11 @@ pub struct DeleteBlobInput {
     pub conditions: Conditions,
     /// `x-ms-lease-id`.
     pub lease_id: Option<LeaseId>,
+    /// A version id, to delete only that version.
+    pub version_id: Option<String>,
+    /// `deletetype=permanent`: delete a soft-deleted snapshot or version
+    /// now.
+    pub permanent: bool,
 }
 
 fn current(row: &BlobRow) -> Current<'_> {
@@ -175,6 +184,26 @@ pub(super) fn require_committed(
     match meta::get_blob(conn, container_id, blob.as_str(), snapshot)? {
         Some(row) if row.committed && !crate::expiry::is_expired(row.expires_at, now) => Ok(row),
         _ => Err(Error::BlobNotFound),
+    }
+}
+
+/// The committed row a request names: a version (`versionid=`), a snapshot
+/// or the base blob; `BlobNotFound` for anything else, soft-deleted rows
+/// included.
+pub(super) fn require_version(
+    conn: &rusqlite::Connection,
+    container_id: i64,
+    blob: &BlobName,
+    snapshot: Option<&str>,
+    version_id: Option<&str>,
+    now: std::time::SystemTime,
+) -> Result<BlobRow> {
+    match version_id {
+        Some(v) => match meta::get_version(conn, container_id, blob.as_str(), v)? {
+            Some(row) if row.committed && row.deleted.is_none() => Ok(row),
+            _ => Err(Error::BlobNotFound),
+        },
+        None => require_committed(conn, container_id, blob, snapshot, now),
     }
 }
 
@@ -276,7 +305,7 @@ impl Store {
                 if content.content_md5.is_none() && input.blob_type == BlobType::BlockBlob {
                     content.content_md5 = Some(body_md5.to_vec());
                 }
-                let new = NewBlob {
+                let mut new = NewBlob {
                     name: input.blob.as_str().to_owned(),
                     snapshot: None,
                     committed: true,
@@ -295,24 +324,25 @@ impl Store {
                     copy: None,
                     lease,
                     extents,
+                    version_id: None,
                 };
-                match existing {
-                    Some(row) => {
-                        let old = meta::replace_blob(tx, row.id, &new)?;
-                        meta::collect_unreferenced(tx, &old, now)?;
-                        meta::set_tags(tx, row.id, &input.tags)?;
-                    }
-                    None => {
-                        let id = meta::insert_blob(tx, container_id, &new)?;
-                        if !input.tags.is_empty() {
-                            meta::set_tags(tx, id, &input.tags)?;
-                        }
-                    }
+                let keeping = store.keeping(tx, &input.account)?;
+                let id = super::versions::write_base(
+                    tx,
+                    container_id,
+                    existing.as_ref(),
+                    &mut new,
+                    keeping,
+                    now,
+                )?;
+                if existing.is_some() || !input.tags.is_empty() {
+                    meta::set_tags(tx, id, &input.tags)?;
                 }
                 Ok(PutBlobOutput {
                     version,
                     body_md5,
                     body_crc64,
+                    version_id: new.version_id,
                 })
             })
             .await
@@ -396,29 +426,37 @@ impl Store {
     /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
     pub async fn set_blob_properties(&self, input: SetBlobPropertiesInput) -> Result<Versioned> {
         let content = input.content.clone();
-        self.update_attributes(
-            (input.account, input.container, input.blob),
-            input.conditions,
-            input.lease_id,
-            move |row| {
-                row.content = content;
-                // Set Blob Properties removes the copy properties (B4).
-                row.copy = None;
-            },
-        )
-        .await
+        let (version, _) = self
+            .update_attributes(
+                (input.account, input.container, input.blob),
+                input.conditions,
+                input.lease_id,
+                false,
+                move |row| {
+                    row.content = content;
+                    // Set Blob Properties removes the copy properties (B4).
+                    row.copy = None;
+                },
+            )
+            .await?;
+        Ok(version)
     }
 
-    /// Set Blob Metadata: replaces the metadata.
+    /// Set Blob Metadata: replaces the metadata; with versioning on, the
+    /// blob gets a new version (returned beside the ETag).
     ///
     /// # Errors
     /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
-    pub async fn set_blob_metadata(&self, input: SetBlobMetadataInput) -> Result<Versioned> {
+    pub async fn set_blob_metadata(
+        &self,
+        input: SetBlobMetadataInput,
+    ) -> Result<(Versioned, Option<String>)> {
         let metadata = input.metadata.clone();
         self.update_attributes(
             (input.account, input.container, input.blob),
             input.conditions,
             input.lease_id,
+            true,
             move |row| row.metadata = metadata,
         )
         .await
@@ -430,8 +468,9 @@ impl Store {
         (account, container, blob): (String, ContainerName, BlobName),
         conditions: Conditions,
         lease_id: Option<LeaseId>,
+        new_version: bool,
         change: F,
-    ) -> Result<Versioned>
+    ) -> Result<(Versioned, Option<String>)>
     where
         F: FnOnce(&mut BlobRow) + Send + 'static,
     {
@@ -446,35 +485,64 @@ impl Store {
                 super::tags::check_if_tags(tx, &conditions, Some(row.id), ConditionKind::Write)?;
                 row.lease = lease_after_write(Some(&row), lease_id.as_ref(), now)?;
                 row.tier.check_online(now)?;
+                if new_version {
+                    let keeping = store.keeping(tx, &account)?;
+                    super::versions::keep_replaced(tx, container_id, &row, keeping, now)?;
+                    row.version_id = match keeping.versioning {
+                        true => Some(super::versions::unique_version_id(
+                            tx,
+                            container_id,
+                            &row.name,
+                            row.version_id.as_deref(),
+                            now,
+                        )?),
+                        false => None,
+                    };
+                }
                 change(&mut row);
                 row.version = Versioned {
                     etag: store.inner.etags.next(now),
                     last_modified: now,
                 };
                 meta::update_blob_attributes(tx, &row)?;
-                Ok(row.version)
+                Ok((row.version, row.version_id))
             })
             .await
     }
 
-    /// Delete Blob (base blob without snapshots, or one snapshot).
+    /// Delete Blob: the base blob (with its snapshots, or only them), one
+    /// snapshot, or one version. With versioning on, the base blob becomes
+    /// a previous version; with soft delete on, what is deleted is kept
+    /// until its retention ends (docs/wire/versions.md). Returns whether
+    /// the deletion was permanent.
     ///
     /// # Errors
     /// `ContainerNotFound`, `BlobNotFound`, `SnapshotsPresent`, condition and
-    /// lease refusals.
-    pub async fn delete_blob(&self, input: DeleteBlobInput) -> Result<()> {
+    /// lease refusals, `PermanentDeleteNotAllowed`.
+    pub async fn delete_blob(&self, input: DeleteBlobInput) -> Result<bool> {
         let now = self.now();
+        let store = self.clone();
         self.inner
             .db
             .write_reserved(move |tx| {
                 let container_id =
                     meta::container_id(tx, &input.account, input.container.as_str())?;
-                let row = meta::get_blob(
-                    tx,
-                    container_id,
-                    input.blob.as_str(),
-                    input.snapshot.as_deref(),
-                )?
+                let keeping = store.keeping(tx, &input.account)?;
+                let name = input.blob.as_str();
+                if input.permanent {
+                    return super::versions::delete_permanently(
+                        tx,
+                        container_id,
+                        &input,
+                        keeping,
+                        now,
+                    );
+                }
+                let row = match &input.version_id {
+                    Some(v) => meta::get_version(tx, container_id, name, v)?
+                        .filter(|r| r.deleted.is_none()),
+                    None => meta::get_blob(tx, container_id, name, input.snapshot.as_deref())?,
+                }
                 .ok_or(Error::BlobNotFound)?;
                 if row.committed {
                     conditions::evaluate(
@@ -489,25 +557,31 @@ impl Store {
                         ConditionKind::Write,
                     )?;
                 }
-                if row.snapshot.is_none() {
-                    // Deleting a snapshot by id needs no lease id (B7).
-                    lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
-                    let snapshots = meta::count_snapshots(tx, container_id, input.blob.as_str())?;
-                    match input.delete_snapshots {
-                        None if snapshots > 0 => return Err(Error::SnapshotsPresent),
-                        None => {}
-                        Some(mode) => {
-                            let old =
-                                meta::delete_snapshots(tx, container_id, input.blob.as_str())?;
-                            meta::collect_unreferenced(tx, &old, now)?;
-                            if mode == DeleteSnapshots::Only {
-                                return Ok(());
+                if !row.is_base() {
+                    // Deleting a snapshot or version by id needs no lease id (B7).
+                    return super::versions::delete_kept(tx, &row, keeping, now);
+                }
+                lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
+                let snapshots = meta::count_snapshots(tx, container_id, name)?;
+                match input.delete_snapshots {
+                    None if snapshots > 0 => return Err(Error::SnapshotsPresent),
+                    None => {}
+                    Some(mode) => {
+                        match keeping.deleted(now) {
+                            Some((at, purge)) => {
+                                meta::hide_snapshots(tx, container_id, name, at, purge)?;
                             }
+                            None => {
+                                let old = meta::delete_snapshots(tx, container_id, name)?;
+                                meta::collect_unreferenced(tx, &old, now)?;
+                            }
+                        }
+                        if mode == DeleteSnapshots::Only {
+                            return Ok(keeping.retention.is_none());
                         }
                     }
                 }
-                let old = meta::delete_blob_row(tx, row.id)?;
-                meta::collect_unreferenced(tx, &old, now)
+                super::versions::delete_base(tx, container_id, &row, keeping, now)
             })
             .await
     }
@@ -565,16 +639,17 @@ fn read_checked(
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {
     let container_id = meta::container_id(conn, &input.account, input.container.as_str())?;
-    let row = require_committed(
+    let row = require_version(
         conn,
         container_id,
         &input.blob,
         input.snapshot.as_deref(),
+        input.version_id.as_deref(),
         now,
     )?;
     conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Read)?;
     super::tags::check_if_tags(conn, &input.conditions, Some(row.id), ConditionKind::Read)?;
-    if row.snapshot.is_none() {
+    if row.is_base() {
         stowage_leases::check(
             &row.lease,
             input.lease_id.as_ref(),

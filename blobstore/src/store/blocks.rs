@@ -254,6 +254,7 @@ impl Store {
                             copy: None,
                             lease,
                             extents: Vec::new(),
+                            version_id: None,
                         },
                     )?,
                 };
@@ -286,7 +287,10 @@ impl Store {
     /// # Errors
     /// `ContainerNotFound`, condition and lease refusals, `InvalidBlobType`,
     /// `InvalidBlockList`, `BlockCountExceedsLimit`.
-    pub async fn put_block_list(&self, input: PutBlockListInput) -> Result<Versioned> {
+    pub async fn put_block_list(
+        &self,
+        input: PutBlockListInput,
+    ) -> Result<(Versioned, Option<String>)> {
         let now = self.now();
         let store = self.clone();
         self.inner
@@ -334,7 +338,7 @@ impl Store {
                     },
                 )?;
                 let size = extents.iter().map(|e| e.len).sum();
-                let new = NewBlob {
+                let mut new = NewBlob {
                     name: input.blob.as_str().to_owned(),
                     snapshot: None,
                     committed: true,
@@ -353,21 +357,15 @@ impl Store {
                     copy: None,
                     lease,
                     extents,
+                    version_id: None,
                 };
-                match row {
-                    Some(r) => {
-                        let old = meta::replace_blob(tx, r.id, &new)?;
-                        meta::collect_unreferenced(tx, &old, now)?;
-                        meta::set_tags(tx, r.id, &input.tags)?;
-                    }
-                    None => {
-                        let id = meta::insert_blob(tx, cid, &new)?;
-                        if !input.tags.is_empty() {
-                            meta::set_tags(tx, id, &input.tags)?;
-                        }
-                    }
+                let keeping = store.keeping(tx, &input.account)?;
+                let id =
+                    super::versions::write_base(tx, cid, row.as_ref(), &mut new, keeping, now)?;
+                if row.is_some() || !input.tags.is_empty() {
+                    meta::set_tags(tx, id, &input.tags)?;
                 }
-                Ok(new.version)
+                Ok((new.version, new.version_id))
             })
             .await
     }

@@ -24,6 +24,8 @@ pub struct CopySource {
     pub blob: BlobName,
     /// A snapshot of it.
     pub snapshot: Option<String>,
+    /// A version of it (`versionid=` on the source URL).
+    pub version_id: Option<String>,
     /// Why the request may read the source.
     pub access: SourceAccess,
 }
@@ -93,6 +95,8 @@ pub struct CopyBlobOutput {
     /// The copy waits for its destination's rehydration (an archived
     /// source): `x-ms-copy-status: pending`.
     pub pending: bool,
+    /// The destination's new version id, when versioning is on.
+    pub version_id: Option<String>,
 }
 
 impl Store {
@@ -128,12 +132,16 @@ impl Store {
                 {
                     return Err(Error::CannotVerifyCopySource);
                 }
-                let source = meta::get_blob(
-                    tx,
-                    src_container.id,
-                    src.blob.as_str(),
-                    src.snapshot.as_deref(),
-                )?
+                let source = match &src.version_id {
+                    Some(v) => meta::get_version(tx, src_container.id, src.blob.as_str(), v)?
+                        .filter(|r| r.deleted.is_none()),
+                    None => meta::get_blob(
+                        tx,
+                        src_container.id,
+                        src.blob.as_str(),
+                        src.snapshot.as_deref(),
+                    )?,
+                }
                 .filter(|r| r.committed && !crate::expiry::is_expired(r.expires_at, now))
                 .ok_or_else(|| missing(Error::BlobNotFound))?;
                 let source_current = Current {
@@ -209,7 +217,7 @@ impl Store {
                     etag: store.inner.etags.next(now),
                     last_modified: now,
                 };
-                let new = NewBlob {
+                let mut new = NewBlob {
                     name: input.blob.as_str().to_owned(),
                     snapshot: None,
                     committed: true,
@@ -238,25 +246,20 @@ impl Store {
                     }),
                     lease,
                     extents: meta::blob_extents(tx, source.id)?,
+                    version_id: None,
                 };
-                match dest {
-                    Some(r) => {
-                        let old = meta::replace_blob(tx, r.id, &new)?;
-                        meta::collect_unreferenced(tx, &old, now)?;
-                        meta::set_tags(tx, r.id, &input.tags)?;
-                    }
-                    None => {
-                        let id = meta::insert_blob(tx, cid, &new)?;
-                        if !input.tags.is_empty() {
-                            meta::set_tags(tx, id, &input.tags)?;
-                        }
-                    }
+                let keeping = store.keeping(tx, &input.account)?;
+                let id =
+                    super::versions::write_base(tx, cid, dest.as_ref(), &mut new, keeping, now)?;
+                if dest.is_some() || !input.tags.is_empty() {
+                    meta::set_tags(tx, id, &input.tags)?;
                 }
                 Ok(CopyBlobOutput {
                     version,
                     copy_id,
                     content_md5: source.content.content_md5,
                     pending: rehydration.is_some(),
+                    version_id: new.version_id,
                 })
             })
             .await

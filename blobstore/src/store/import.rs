@@ -227,6 +227,7 @@ impl Store {
             lease: input.lease,
             extents,
             sealed: input.sealed,
+            version_id: None,
         };
         let inline: Vec<(String, Bytes)> = written
             .iter()

@@ -13,6 +13,7 @@ mod service_cache;
 mod snapshots;
 mod tags;
 mod tiers;
+mod versions;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,6 +54,7 @@ pub use tags::{
     is_find_marker,
 };
 pub use tiers::SetBlobTierInput;
+pub use versions::{UndeleteBlobInput, Versioning};
 
 /// The metadata database's file in a data directory.
 pub(crate) const DATABASE_FILE: &str = "metadata.sqlite";
@@ -75,6 +77,8 @@ pub struct StoreConfig {
     /// How long a rehydration out of the archive tier takes (the service
     /// takes hours; an emulator's users should not wait that long).
     pub rehydrate_delay: Duration,
+    /// Which accounts keep previous versions of their blobs.
+    pub versioning: Versioning,
 }
 
 /// The default [`StoreConfig::rehydrate_delay`].
@@ -93,6 +97,7 @@ impl StoreConfig {
             gc_grace: Duration::from_secs(30),
             disk_reserve: 0,
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
+            versioning: Versioning::default(),
         }
     }
 
@@ -104,6 +109,7 @@ impl StoreConfig {
             gc_grace: Duration::from_secs(30),
             disk_reserve: DEFAULT_DISK_RESERVE,
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
+            versioning: Versioning::default(),
         }
     }
 
@@ -116,6 +122,12 @@ impl StoreConfig {
     /// Sets how long a rehydration takes.
     pub fn with_rehydrate_delay(mut self, delay: Duration) -> StoreConfig {
         self.rehydrate_delay = delay;
+        self
+    }
+
+    /// Sets which accounts keep previous versions of their blobs.
+    pub fn with_versioning(mut self, versioning: Versioning) -> StoreConfig {
+        self.versioning = versioning;
         self
     }
 
@@ -311,13 +323,17 @@ pub(crate) fn container_properties(row: ContainerRow, now: SystemTime) -> Contai
 /// What Get Blob Properties shows for a stored blob version at `now`.
 /// Snapshots are never leased.
 pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
-    let lease: LeaseProperties = if row.snapshot.is_some() {
+    let lease: LeaseProperties = if row.snapshot.is_some() || row.hidden.is_some() {
         LeaseRecord::default().properties(now)
     } else {
         row.lease.properties(now)
     };
     BlobProperties {
         name: row.name,
+        is_current_version: row
+            .version_id
+            .as_ref()
+            .map(|_| row.hidden.is_none() && row.snapshot.is_none()),
         snapshot: row.snapshot,
         blob_type: row.blob_type,
         size: row.size,
@@ -333,5 +349,10 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         tag_count: 0,
         tags: None,
         expires_on: row.expires_at,
+        version_id: row.version_id,
+        deleted: row.deleted.map(|(at, purge)| crate::DeletedState {
+            deleted_time: at,
+            remaining_retention_days: versions::remaining_days(purge, now),
+        }),
     }
 }

@@ -1,15 +1,13 @@
 //! Snapshot Blob (docs/wire/blobs.md#snapshot-blob): a read-only version that
 //! shares its base's extents.
 
-use std::time::Duration;
-
 use stowage_leases::{Access, LeaseId, LeaseRecord, Resource};
 
 use super::Store;
 use super::blobs::require_committed;
 use crate::conditions::{self, ConditionKind, Conditions, Current};
 use crate::meta::{self, NewBlob};
-use crate::{BlobName, ContainerName, Metadata, Result, Versioned, iso8601_7};
+use crate::{BlobName, ContainerName, Metadata, Result, Versioned};
 
 /// Input of Snapshot Blob.
 #[derive(Clone, Debug)]
@@ -71,14 +69,10 @@ impl Store {
                     now,
                 )?;
                 base.tier.check_online(now)?;
-                // Unique per blob: a second snapshot in the same 100 ns tick
-                // moves to the next tick (docs/wire/requests.md#dates-and-times).
-                let mut at = now;
-                let mut id = iso8601_7(at);
-                while meta::get_blob(tx, cid, input.blob.as_str(), Some(&id))?.is_some() {
-                    at += Duration::from_nanos(100);
-                    id = iso8601_7(at);
-                }
+                // Unique per blob, soft-deleted snapshots included: a second
+                // snapshot in the same 100 ns tick moves to the next tick
+                // (docs/wire/requests.md#dates-and-times).
+                let id = super::versions::unique_snapshot_id(tx, cid, input.blob.as_str(), now)?;
                 let (metadata, version) = match input.metadata {
                     Some(m) => (
                         m,
@@ -105,6 +99,7 @@ impl Store {
                     copy: base.copy.clone(),
                     lease: LeaseRecord::default(),
                     extents: meta::blob_extents(tx, base.id)?,
+                    version_id: None,
                 };
                 let snapshot_id = meta::insert_blob(tx, cid, &snapshot)?;
                 // A snapshot keeps the tags the base blob has when it is taken.

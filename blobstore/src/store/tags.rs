@@ -5,7 +5,6 @@
 use stowage_leases::{Access, LeaseId, Resource};
 
 use super::Store;
-use super::blobs::require_committed;
 use crate::conditions::{self, ConditionKind, Conditions};
 use crate::meta::{self, TagCursor};
 use crate::tags::Tags;
@@ -23,6 +22,8 @@ pub struct SetBlobTagsInput {
     pub blob: BlobName,
     /// A snapshot id, to tag that snapshot.
     pub snapshot: Option<String>,
+    /// A version id, to tag that version.
+    pub version_id: Option<String>,
     /// The new tag set (replaces the old one; empty removes all).
     pub tags: Tags,
     /// `x-ms-if-tags`.
@@ -42,6 +43,8 @@ pub struct GetBlobTagsInput {
     pub blob: BlobName,
     /// A snapshot id, to read that snapshot's tags.
     pub snapshot: Option<String>,
+    /// A version id, to read that version's tags.
+    pub version_id: Option<String>,
     /// `x-ms-if-tags`.
     pub if_tags: Option<TagCondition>,
     /// `x-ms-lease-id`, checked when sent.
@@ -152,14 +155,21 @@ impl Store {
             .db
             .write(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let row = require_committed(tx, cid, &input.blob, input.snapshot.as_deref(), now)?;
+                let row = super::blobs::require_version(
+                    tx,
+                    cid,
+                    &input.blob,
+                    input.snapshot.as_deref(),
+                    input.version_id.as_deref(),
+                    now,
+                )?;
                 check_if_tags(
                     tx,
                     &if_tags_only(&input.if_tags),
                     Some(row.id),
                     ConditionKind::Write,
                 )?;
-                if row.snapshot.is_none() {
+                if row.is_base() {
                     // A leased blob's tags change only with its lease id
                     // (the reference: required if the blob has an active
                     // lease): `LeaseIdMissing` without one.
@@ -186,15 +196,21 @@ impl Store {
             .db
             .read_now(move |conn| {
                 let cid = meta::container_id(conn, &input.account, input.container.as_str())?;
-                let row =
-                    require_committed(conn, cid, &input.blob, input.snapshot.as_deref(), now)?;
+                let row = super::blobs::require_version(
+                    conn,
+                    cid,
+                    &input.blob,
+                    input.snapshot.as_deref(),
+                    input.version_id.as_deref(),
+                    now,
+                )?;
                 let tags = meta::get_tags(conn, row.id)?;
                 conditions::evaluate_tags(
                     &if_tags_only(&input.if_tags),
                     &tags,
                     ConditionKind::Read,
                 )?;
-                if row.snapshot.is_none() {
+                if row.is_base() {
                     stowage_leases::check(
                         &row.lease,
                         input.lease_id.as_ref(),

@@ -3,7 +3,6 @@
 use stowage_leases::{Access, LeaseId, Resource};
 
 use super::Store;
-use super::blobs::require_committed;
 use crate::meta;
 use crate::{
     AccessTier, BlobName, ContainerName, RehydratePriority, Result, SetTier, SetTierOutcome,
@@ -20,6 +19,8 @@ pub struct SetBlobTierInput {
     pub blob: BlobName,
     /// A snapshot id, to set that snapshot's tier.
     pub snapshot: Option<String>,
+    /// A version id, to set that version's tier.
+    pub version_id: Option<String>,
     /// `x-ms-access-tier`.
     pub tier: AccessTier,
     /// `x-ms-rehydrate-priority`.
@@ -44,8 +45,15 @@ impl Store {
             .db
             .write(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let row = require_committed(tx, cid, &input.blob, input.snapshot.as_deref(), now)?;
-                if row.snapshot.is_none() {
+                let row = super::blobs::require_version(
+                    tx,
+                    cid,
+                    &input.blob,
+                    input.snapshot.as_deref(),
+                    input.version_id.as_deref(),
+                    now,
+                )?;
+                if row.is_base() {
                     stowage_leases::check(
                         &row.lease,
                         input.lease_id.as_ref(),
@@ -68,7 +76,7 @@ impl Store {
                     tier: input.tier,
                     priority: input.priority,
                     blob_type: row.blob_type,
-                    snapshot: row.snapshot.is_some(),
+                    snapshot: !row.is_base(),
                 };
                 let (tier, outcome) = row.tier.set(request, now, delay)?;
                 if tier != row.tier {

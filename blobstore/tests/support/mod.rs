@@ -88,6 +88,7 @@ pub fn get_input(c: &str, b: &str) -> GetBlobInput {
         container: container(c),
         blob: blob(b),
         snapshot: None,
+        version_id: None,
         range: None,
         conditions: Conditions::default(),
         lease_id: None,
@@ -116,6 +117,8 @@ pub fn delete_input(c: &str, b: &str) -> DeleteBlobInput {
         delete_snapshots: None,
         conditions: Conditions::default(),
         lease_id: None,
+        version_id: None,
+        permanent: false,
     }
 }
 
@@ -130,6 +133,8 @@ pub fn list_input(c: &str) -> ListBlobsInput {
         include_snapshots: false,
         include_uncommitted: false,
         include_tags: false,
+        include_versions: false,
+        include_deleted: false,
     }
 }
 

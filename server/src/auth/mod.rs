@@ -429,6 +429,7 @@ async fn blob_exists(ctx: &AuthScope<'_>) -> Result<bool, ApiError> {
         container: ctx.container()?,
         blob: ctx.blob()?,
         snapshot: None,
+        version_id: None,
         range: None,
         conditions: Default::default(),
         lease_id: None,

@@ -90,6 +90,8 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         SnapshotBlob => need(O, "cw", ServiceScope::Any),
         LeaseBlob => need(O, lease, ServiceScope::Any),
         DeleteBlob => need(O, "d", ServiceScope::Any),
+        // (unverified) Undelete Blob writes the blob back.
+        UndeleteBlob => need(O, "w", ServiceScope::Any),
         SetBlobTags | GetBlobTags => need(O, "t", ServiceScope::Any),
         // `f`: filter by tags. Across the account only an account SAS
         // serves; in one container a container SAS does too.

@@ -87,7 +87,8 @@ enum Kind {
 /// What a sub-request that succeeded did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Done {
-    Deleted,
+    /// Whether the deletion was permanent (soft delete off).
+    Deleted(bool),
     Tiered(SetTierOutcome),
 }
 
@@ -118,8 +119,8 @@ fn answer(
     match result {
         Ok(done) => {
             let (status, reason) = match done {
-                Done::Deleted => {
-                    headers.push(("x-ms-delete-type-permanent", "true".into()));
+                Done::Deleted(permanent) => {
+                    headers.push(("x-ms-delete-type-permanent", permanent.to_string()));
                     (202, "Accepted")
                 }
                 Done::Tiered(outcome) => super::tiers::status(outcome),
@@ -198,25 +199,23 @@ async fn execute(ctx: &RequestContext, sub: &SubRequest) -> Result<Done, ApiErro
         .map_err(stowage_blobstore::Error::Name)?;
     let map = header_map(&sub.headers);
     let snapshot = query.get("snapshot").map(str::to_owned);
-    // Versioning is off: no version exists (as for a top-level request).
-    if query.get("versionid").is_some() {
-        return Err(stowage_blobstore::Error::BlobNotFound.into());
-    }
+    let version_id = query.get("versionid").map(str::to_owned);
     match kind {
         Kind::DeleteBlob => {
-            let input =
+            let mut input =
                 super::blob::delete_input(ctx.account(), container, blob, snapshot, Headers(&map))?;
-            ctx.store().delete_blob(input).await?;
-            Ok(Done::Deleted)
+            input.version_id = version_id;
+            Ok(Done::Deleted(ctx.store().delete_blob(input).await?))
         }
         Kind::SetBlobTier => {
-            let input = super::tiers::set_blob_tier_input(
+            let mut input = super::tiers::set_blob_tier_input(
                 ctx.account(),
                 container,
                 blob,
                 snapshot,
                 Headers(&map),
             )?;
+            input.version_id = version_id;
             Ok(Done::Tiered(ctx.store().set_blob_tier(input).await?))
         }
     }

@@ -5,7 +5,8 @@ use futures::TryStreamExt;
 use md5::{Digest, Md5};
 use stowage_blobstore::{
     AccessTier, BlobType, ConditionKind, Crc64, DeleteBlobInput, DeleteSnapshots, EtagMatch,
-    GetBlobInput, PutBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput, conditions,
+    GetBlobInput, PutBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput, UndeleteBlobInput,
+    conditions,
 };
 
 use crate::error::ApiError;
@@ -121,6 +122,7 @@ pub(crate) async fn put_blob(
     let out = ctx.store().put_blob(input, stream).await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &out.version);
+    response::version_id(&mut b, out.version_id.as_deref());
     if blob_type == BlobType::BlockBlob {
         let which = response::checksum_headers(&ctx.version, transactional.md5.is_some(), true);
         response::checksums(&mut b, which, &out.body_md5, out.body_crc64);
@@ -136,6 +138,7 @@ fn get_input(ctx: &RequestContext, with_range: bool) -> Result<GetBlobInput, Api
         container: ctx.container()?,
         blob: ctx.blob()?,
         snapshot: ctx.snapshot(),
+        version_id: ctx.version_id(),
         range: if with_range { h.range()? } else { None },
         conditions: h.conditions()?,
         lease_id: h.lease_id()?,
@@ -312,31 +315,58 @@ pub(crate) async fn set_blob_metadata(ctx: &RequestContext) -> Result<HttpRespon
         conditions,
         lease_id: h.lease_id()?,
     };
-    let v = ctx.store().set_blob_metadata(input).await?;
+    let (v, version_id) = ctx.store().set_blob_metadata(input).await?;
     let mut b = HttpResponse::Ok();
     response::version(&mut b, &v);
+    response::version_id(&mut b, version_id.as_deref());
     b.insert_header(("x-ms-request-server-encrypted", "true"));
     Ok(b.finish())
 }
 
 pub(crate) async fn delete_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
     refuse_unsupported(ctx)?;
-    let input = delete_input(
+    let mut input = delete_input(
         ctx.account(),
         ctx.container()?,
         ctx.blob()?,
         ctx.snapshot(),
         ctx.headers(),
     )?;
-    ctx.store().delete_blob(input).await?;
+    input.version_id = ctx.version_id();
+    input.permanent = match ctx.query.get("deletetype") {
+        None => false,
+        Some("permanent") => true,
+        Some(other) => {
+            return Err(ApiError::InvalidQueryParameterValue {
+                name: "deletetype".into(),
+                value: other.into(),
+            });
+        }
+    };
+    let permanent = ctx.store().delete_blob(input).await?;
     let mut b = HttpResponse::Accepted();
-    // Soft delete is never on, so every delete is permanent. The header
-    // came with version 2017-07-29; clients of that version and later
-    // (the old Rust SDK among them) refuse an answer without it.
+    // Whether the blob is gone or soft-deleted (docs/wire/versions.md).
+    // The header came with version 2017-07-29; clients of that version and
+    // later (the old Rust SDK among them) refuse an answer without it.
     if ctx.version.as_str() >= "2017-07-29" {
-        b.insert_header(("x-ms-delete-type-permanent", "true"));
+        b.insert_header((
+            "x-ms-delete-type-permanent",
+            if permanent { "true" } else { "false" },
+        ));
     }
     Ok(b.finish())
+}
+
+/// Undelete Blob (docs/wire/versions.md#undelete-blob).
+pub(crate) async fn undelete_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    let input = UndeleteBlobInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+    };
+    ctx.store().undelete_blob(input).await?;
+    Ok(HttpResponse::Ok().finish())
 }
 
 /// The typed input of Delete Blob from its headers (also used for the
@@ -373,5 +403,7 @@ pub(crate) fn delete_input(
         delete_snapshots,
         conditions,
         lease_id: h.lease_id()?,
+        version_id: None,
+        permanent: false,
     })
 }

@@ -124,9 +124,10 @@ pub(crate) async fn put_block_list(
         access_tier: super::blob::access_tier(ctx)?,
         tags: ctx.headers().tags()?,
     };
-    let v = ctx.store().put_block_list(input).await?;
+    let (v, version_id) = ctx.store().put_block_list(input).await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &v);
+    response::version_id(&mut b, version_id.as_deref());
     // The checksums here are of the XML body, not of the blob: the MD5 as
     // always, the CRC64 when the request sent one.
     b.insert_header(("content-md5", response::md5_base64(&md5)));

@@ -178,6 +178,8 @@ pub(crate) async fn list_blobs(ctx: &RequestContext) -> Result<HttpResponse, Api
         include_snapshots: has("snapshots"),
         include_uncommitted: has("uncommittedblobs"),
         include_tags: has("tags"),
+        include_versions: has("versions"),
+        include_deleted: has("deleted"),
     };
     let out = ctx.store().list_blobs(input).await?;
     let endpoint = ctx.service_endpoint();
@@ -195,6 +197,7 @@ pub(crate) async fn list_blobs(ctx: &RequestContext) -> Result<HttpResponse, Api
         xml::BlobInclude {
             metadata: has("metadata"),
             copy: has("copy"),
+            versions: has("versions"),
         },
     );
     Ok(response::xml_document(&mut HttpResponse::Ok(), body))

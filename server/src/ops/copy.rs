@@ -59,6 +59,8 @@ pub(crate) struct SourceUrl {
     pub container: String,
     pub blob: String,
     pub snapshot: Option<String>,
+    /// `versionid=`: a version of the source.
+    pub version_id: Option<String>,
     /// The raw query, where a shared access signature may be.
     pub query: String,
     /// The URL is `https`.
@@ -146,11 +148,13 @@ pub(crate) fn parse_copy_source(url: &str, server: &ThisServer) -> Result<Source
     if account.is_empty() || container.is_empty() || blob.is_empty() {
         return Err(SourceError::Unparseable);
     }
-    let mut snapshot = None;
+    let (mut snapshot, mut version_id) = (None, None);
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if name == "snapshot" {
-            snapshot = Some(decode(value)?);
+        match name {
+            "snapshot" => snapshot = Some(decode(value)?),
+            "versionid" => version_id = Some(decode(value)?),
+            _ => {}
         }
     }
     Ok(SourceUrl {
@@ -158,6 +162,7 @@ pub(crate) fn parse_copy_source(url: &str, server: &ThisServer) -> Result<Source
         container,
         blob,
         snapshot,
+        version_id,
         query: query.to_owned(),
         https,
     })
@@ -295,6 +300,7 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
         blob: BlobName::parse(&url.blob).map_err(not_found)?,
         account: url.account,
         snapshot: url.snapshot,
+        version_id: url.version_id,
     };
     let conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Create)?;
@@ -326,6 +332,7 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
     let out = ctx.store().copy_blob(input).await?;
     let mut b = HttpResponse::Accepted();
     response::version(&mut b, &out.version);
+    response::version_id(&mut b, out.version_id.as_deref());
     b.insert_header(("x-ms-copy-id", out.copy_id));
     b.insert_header((
         "x-ms-copy-status",
@@ -385,6 +392,7 @@ mod tests {
                 container: c.into(),
                 blob: b.into(),
                 snapshot: s.map(Into::into),
+                version_id: None,
                 query: query.into(),
                 https,
             })

@@ -100,6 +100,7 @@ async fn open_source(
             container,
             blob,
             snapshot: url.snapshot,
+            version_id: url.version_id,
             range,
             conditions: Conditions::default(),
             lease_id: None,
@@ -308,6 +309,7 @@ pub(crate) async fn put_blob_from_url(ctx: &RequestContext) -> Result<HttpRespon
     let out = ctx.store().put_blob(input, body).await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &out.version);
+    response::version_id(&mut b, out.version_id.as_deref());
     checksums(ctx, &mut b, &source, true, &out.body_md5, out.body_crc64);
     b.insert_header(("x-ms-request-server-encrypted", "true"));
     Ok(b.finish())

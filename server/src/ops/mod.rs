@@ -53,6 +53,7 @@ pub(crate) enum Operation {
     GetBlobMetadata,
     SetBlobMetadata,
     DeleteBlob,
+    UndeleteBlob,
     SnapshotBlob,
     AbortCopyBlob,
     LeaseBlob,
@@ -228,8 +229,7 @@ impl Operation {
                 Some("tags") => verb(GetBlobTags, get),
                 Some("tier") => verb(SetBlobTier, put),
                 Some("expiry") => verb(SetBlobExpiry, put),
-                // Undelete Blob comes with blob soft delete.
-                Some("undelete") => Err(ApiError::NotImplemented),
+                Some("undelete") => verb(UndeleteBlob, put),
                 Some(_) => Err(ApiError::UnsupportedHttpVerb),
             },
         }
@@ -272,6 +272,7 @@ impl Operation {
             | SetBlobProperties
             | SetBlobMetadata
             | DeleteBlob
+            | UndeleteBlob
             | SnapshotBlob
             | AbortCopyBlob
             | LeaseBlob
@@ -321,6 +322,7 @@ pub(crate) async fn dispatch(
         GetBlobMetadata => blob::get_blob_metadata(ctx).await,
         SetBlobMetadata => blob::set_blob_metadata(ctx).await,
         DeleteBlob => blob::delete_blob(ctx).await,
+        UndeleteBlob => blob::undelete_blob(ctx).await,
         LeaseBlob => lease::lease_blob(ctx).await,
         PutBlock => block::put_block(ctx, body).await,
         PutBlockFromUrl => from_url::put_block_from_url(ctx).await,

@@ -57,6 +57,12 @@ pub(crate) async fn set_blob_service_properties(
         .await?
         .map_or_else(xml::default_service_properties, |d| d.to_string());
     let merged = xml::merge_service_properties(&stored, update)?;
+    // Soft delete takes effect: the policy is checked before anything is
+    // stored, and kept where deletes read it.
+    let retention = xml::delete_retention(&merged)?;
+    ctx.store()
+        .set_delete_retention(ctx.account(), retention)
+        .await?;
     ctx.store()
         .set_service_properties(ctx.account(), merged)
         .await?;

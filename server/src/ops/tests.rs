@@ -568,7 +568,7 @@ fn every_row_of_the_dispatch_table() {
             Some("undelete"),
             false,
             false,
-            Err("NotImplemented"),
+            Ok(UndeleteBlob),
         ),
         (
             "GET",
@@ -625,6 +625,7 @@ fn only_reads_are_served_on_the_secondary() {
         SetBlobProperties,
         SetBlobMetadata,
         DeleteBlob,
+        UndeleteBlob,
         SnapshotBlob,
         AbortCopyBlob,
         LeaseBlob,

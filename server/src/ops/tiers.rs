@@ -12,13 +12,14 @@ use crate::request::RequestContext;
 
 pub(crate) async fn set_blob_tier(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
     super::blob::refuse_unsupported(ctx)?;
-    let input = set_blob_tier_input(
+    let mut input = set_blob_tier_input(
         ctx.account(),
         ctx.container()?,
         ctx.blob()?,
         ctx.snapshot(),
         ctx.headers(),
     )?;
+    input.version_id = ctx.version_id();
     Ok(match ctx.store().set_blob_tier(input).await? {
         SetTierOutcome::Done => HttpResponse::Ok().finish(),
         SetTierOutcome::Pending => HttpResponse::Accepted().finish(),
@@ -39,6 +40,7 @@ pub(crate) fn set_blob_tier_input(
         container,
         blob,
         snapshot,
+        version_id: None,
         tier: h.require("x-ms-access-tier", AccessTier::parse)?,
         priority: h.parse("x-ms-rehydrate-priority", RehydratePriority::parse)?,
         lease_id: h.lease_id()?,

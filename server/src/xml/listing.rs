@@ -126,6 +126,8 @@ fn container(w: &mut XmlWriter, c: &ContainerProperties, include_metadata: bool)
 pub(crate) struct BlobInclude {
     pub metadata: bool,
     pub copy: bool,
+    /// `include=versions`: `VersionId` and `IsCurrentVersion`.
+    pub versions: bool,
 }
 
 pub(crate) fn list_blobs(
@@ -176,6 +178,15 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     w.open("Blob");
     w.element("Name", &b.name);
     w.optional("Snapshot", b.snapshot.as_deref());
+    if include.versions {
+        w.optional("VersionId", b.version_id.as_deref());
+        if let (Some(true), Some(_)) = (b.is_current_version, &b.version_id) {
+            w.element("IsCurrentVersion", "true");
+        }
+    }
+    if b.deleted.is_some() {
+        w.element("Deleted", "true");
+    }
     w.open("Properties");
     w.element("Creation-Time", &http_date(b.creation_time));
     if committed {
@@ -210,7 +221,7 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
         w.element("Cache-Control", c.cache_control.as_deref().unwrap_or(""));
     }
     w.element("BlobType", b.blob_type.as_str());
-    if b.snapshot.is_none() {
+    if b.snapshot.is_none() && b.is_current_version != Some(false) && b.deleted.is_none() {
         lease(w, &b.lease);
     }
     if let (true, Some(copy)) = (include.copy, &b.copy) {
@@ -245,6 +256,13 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     // Present for append blobs, like `x-ms-blob-sealed`.
     if b.blob_type == BlobType::AppendBlob {
         w.element("Sealed", if b.sealed { "true" } else { "false" });
+    }
+    if let Some(d) = &b.deleted {
+        w.element("DeletedTime", &http_date(d.deleted_time));
+        w.element(
+            "RemainingRetentionDays",
+            &d.remaining_retention_days.to_string(),
+        );
     }
     // Filled with `include=tags`, and only for a blob that has tags.
     if b.tag_count > 0 {

@@ -4,6 +4,7 @@
 mod acl;
 mod block_list;
 mod cors_rules;
+mod delete_retention;
 mod listing;
 mod service_properties;
 mod tags;
@@ -15,6 +16,7 @@ use bytes::Bytes;
 pub(crate) use acl::{acl, parse_acl};
 pub(crate) use block_list::{block_list, parse_block_list};
 pub(crate) use cors_rules::cors_rules;
+pub(crate) use delete_retention::delete_retention;
 pub(crate) use listing::{BlobInclude, Echo, list_blobs, list_containers};
 pub(crate) use service_properties::{
     default_service_properties, merge_service_properties, service_stats,

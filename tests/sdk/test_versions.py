@@ -1,0 +1,140 @@
+"""Blob versioning through the SDK (docs/wire/versions.md): version ids on
+writes, reads, tags, tiers and deletes by version_id, include=["versions"]
+listings, promoting a version by copying it over the blob, and a kill -9 in
+the middle that loses no version.
+
+Versioning is switched on per account, so these tests run on a server of
+their own started with STOWAGE_BLOB_VERSIONING_ACCOUNTS (the environment
+form of --blobVersioningAccounts).
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from azure.core.exceptions import ResourceNotFoundError
+from azure.storage.blob import BlobServiceClient, StandardBlobTier
+
+import conftest
+from helpers import ACCOUNT_KEY, ACCOUNT_NAME, CLIENT_OPTIONS, unique_name
+
+VERSIONING_ENV = {"STOWAGE_BLOB_VERSIONING_ACCOUNTS": f"{ACCOUNT_NAME}=on"}
+
+
+def start(binary, data_dir, log):
+    server = conftest._Server(binary, data_dir, log, env=VERSIONING_ENV)
+    server.wait_ready()
+    service = BlobServiceClient(
+        f"http://127.0.0.1:{server.port}/{ACCOUNT_NAME}",
+        credential={"account_name": ACCOUNT_NAME, "account_key": ACCOUNT_KEY},
+        **CLIENT_OPTIONS,
+    )
+    return server, service
+
+
+@pytest.fixture(scope="module")
+def versioned_server(tmp_path_factory):
+    """A server with versioning on: (binary, data dir, log dir, service)."""
+    binary = Path(os.environ.get("STOWAGE_BIN", conftest.DEFAULT_BIN))
+    data_dir = tmp_path_factory.mktemp("stowage-versions-data")
+    logs = tmp_path_factory.getbasetemp()
+    server, service = start(binary, data_dir, logs / "stowage-versions.log")
+    state = {"server": server, "service": service}
+    try:
+        yield binary, data_dir, logs, state
+    finally:
+        state["server"].stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def vcontainer(versioned_server):
+    service = versioned_server[3]["service"]
+    client = service.get_container_client(unique_name("versions"))
+    client.create_container()
+    yield client
+    client.delete_container()
+
+
+def test_each_upload_returns_a_new_version_id(vcontainer):
+    blob = vcontainer.get_blob_client("b")
+    v1 = blob.upload_blob(b"one")["version_id"]
+    v2 = blob.upload_blob(b"two", overwrite=True)["version_id"]
+    assert v1 and v2 and v1 != v2
+    props = blob.get_blob_properties()
+    assert (props.version_id, props.is_current_version) == (v2, True)
+    old = blob.get_blob_properties(version_id=v1)
+    assert (old.version_id, old.is_current_version) == (v1, False)
+    assert blob.download_blob(version_id=v1).readall() == b"one"
+    assert blob.download_blob().readall() == b"two"
+    v3 = blob.set_blob_metadata({"k": "v"})["version_id"]
+    assert v3 not in (v1, v2)
+    assert blob.get_blob_properties(version_id=v2).metadata == {}
+
+
+def test_list_blobs_with_versions(vcontainer):
+    blob = vcontainer.get_blob_client("b")
+    ids = [blob.upload_blob(bytes([i]), overwrite=True)["version_id"] for i in range(3)]
+    vcontainer.upload_blob("other", b"x")
+    listed = [b for b in vcontainer.list_blobs(include=["versions"]) if b.name == "b"]
+    assert [b.version_id for b in listed] == ids
+    assert [bool(b.is_current_version) for b in listed] == [False, False, True]
+    assert len(list(vcontainer.list_blobs())) == 2
+
+
+def test_deleting_the_current_version_keeps_the_previous_ones(vcontainer):
+    blob = vcontainer.get_blob_client("b")
+    v1 = blob.upload_blob(b"one")["version_id"]
+    v2 = blob.upload_blob(b"two", overwrite=True)["version_id"]
+    blob.delete_blob()
+    with pytest.raises(ResourceNotFoundError) as e:
+        blob.get_blob_properties()
+    assert e.value.error_code == "BlobNotFound"
+    listed = list(vcontainer.list_blobs(include=["versions"]))
+    assert [b.version_id for b in listed] == [v1, v2]
+    assert not any(b.is_current_version for b in listed)
+    # Promote v1: copy it over the blob.
+    copy = blob.start_copy_from_url(f"{blob.url}?versionid={v1}")
+    assert copy["copy_status"] == "success"
+    assert blob.download_blob().readall() == b"one"
+    assert blob.get_blob_properties().version_id == copy["version_id"]
+
+
+def test_delete_tags_and_tier_by_version_id(vcontainer):
+    blob = vcontainer.get_blob_client("b")
+    v1 = blob.upload_blob(b"one", tags={"gen": "1"})["version_id"]
+    blob.upload_blob(b"two", overwrite=True, tags={"gen": "2"})
+    assert blob.get_blob_tags(version_id=v1) == {"gen": "1"}
+    assert blob.get_blob_tags() == {"gen": "2"}
+    blob.set_blob_tags({"gen": "old"}, version_id=v1)
+    assert blob.get_blob_tags(version_id=v1) == {"gen": "old"}
+    assert blob.get_blob_tags() == {"gen": "2"}
+    blob.set_standard_blob_tier(StandardBlobTier.COOL, version_id=v1)
+    assert blob.get_blob_properties(version_id=v1).blob_tier == "Cool"
+    assert blob.get_blob_properties().blob_tier == "Hot"
+    blob.delete_blob(version_id=v1)
+    with pytest.raises(ResourceNotFoundError) as e:
+        blob.download_blob(version_id=v1)
+    assert e.value.error_code == "BlobNotFound"
+    assert blob.download_blob().readall() == b"two"
+
+
+def test_a_kill_in_the_middle_loses_no_version(versioned_server):
+    binary, data_dir, logs, state = versioned_server
+    container = state["service"].get_container_client(unique_name("versions-crash"))
+    container.create_container()
+    blob = container.get_blob_client("b")
+    ids = [blob.upload_blob(b"v%d" % i, overwrite=True)["version_id"] for i in range(5)]
+    blob.delete_blob()
+    # kill -9: no shutdown of any kind.
+    state["server"]._signal_group(conftest.signal.SIGKILL)
+    state["server"].process.wait()
+    server, service = start(binary, data_dir, logs / "stowage-versions-restarted.log")
+    state["server"], state["service"] = server, service
+    container = service.get_container_client(container.container_name)
+    listed = list(container.list_blobs(include=["versions"]))
+    assert [b.version_id for b in listed] == ids
+    for i, v in enumerate(ids):
+        assert container.get_blob_client("b").download_blob(version_id=v).readall() == b"v%d" % i
+    container.delete_container()
