@@ -55,21 +55,22 @@ pub use listing::{
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
     AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
-    CopyProperties, PublicAccess, Versioned,
+    CopyProperties, CopyStatus, PublicAccess, Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
-    CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DEFAULT_REHYDRATE_DELAY,
-    DeleteBlobInput, DeleteContainerInput, DeleteSnapshots, FindBlobsByTagsInput,
-    FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput, GetBlockListInput,
-    GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
-    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
-    SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput, SetContainerAclInput,
-    SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
-    StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,
+    CopiedBytes, CopyBlobInput, CopyBlobOutput, CopyJob, CopySource, CreateContainerInput,
+    DEFAULT_REHYDRATE_DELAY, DeleteBlobInput, DeleteContainerInput, DeleteSnapshots,
+    FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput,
+    GetBlockListInput, GetBlockListOutput, INTERRUPTED_COPY, LeaseBlobInput, LeaseContainerInput,
+    LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput,
+    PutBlobOutput, PutBlockInput, PutBlockListInput, PutBlockOutput, RemoteCopyInput,
+    SealAppendBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput,
+    SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
+    SnapshotBlobOutput, SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME,
+    copy_progress, is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};

@@ -9,6 +9,7 @@ use clap::Parser;
 use stowage_blobstore::{DEFAULT_REHYDRATE_DELAY, StoreConfig};
 
 use crate::accounts::{Accounts, AccountsError};
+use crate::fetch::{DEFAULT_MAX_COPIES, FetchConfig};
 
 /// Stowage: a durable, fast Azure Blob Storage compatible server.
 #[derive(Clone, Debug, Parser)]
@@ -65,6 +66,14 @@ pub struct Config {
     /// from Archive to Hot, Cool or Cold). The service takes hours.
     #[arg(long = "rehydrateDelay", value_name = "SECONDS", default_value_t = DEFAULT_REHYDRATE_DELAY.as_secs())]
     pub rehydrate_delay: u64,
+    /// Copies from other hosts that may read at once (Copy Blob and the
+    /// From-URL writes with a source elsewhere); more wait their turn.
+    #[arg(long = "copyConcurrency", value_name = "N", default_value_t = DEFAULT_MAX_COPIES)]
+    pub copy_concurrency: usize,
+    /// Seconds a copy source on another host may stay silent (to connect,
+    /// or between two reads of its answer) before the copy fails.
+    #[arg(long = "copyTimeout", value_name = "SECONDS", default_value_t = 60)]
+    pub copy_timeout: u64,
     /// TEST ONLY: run on a manual clock that starts at the system time and
     /// moves only when `POST /_stowage/test-clock?advance=<seconds>` asks
     /// (a request that exists only in this mode). Never for real data.
@@ -212,6 +221,15 @@ impl Config {
             StoreConfig::at(&self.location)
         };
         config.with_rehydrate_delay(Duration::from_secs(self.rehydrate_delay))
+    }
+
+    /// The fetcher configuration these flags describe.
+    pub fn fetch_config(&self) -> FetchConfig {
+        FetchConfig {
+            connect_timeout: Duration::from_secs(self.copy_timeout.min(10)),
+            read_timeout: Duration::from_secs(self.copy_timeout),
+            max_copies: self.copy_concurrency,
+        }
     }
 
     /// One line for each given emulator flag that has no effect here,

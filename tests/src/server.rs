@@ -144,6 +144,7 @@ impl TestServer {
             loose,
             oauth: false,
             test_clock: None,
+            fetcher: Arc::new(stowage_server::Fetcher::new(&Default::default())),
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();
@@ -186,6 +187,7 @@ impl TestServer {
             loose: false,
             oauth: true,
             test_clock: None,
+            fetcher: Arc::new(stowage_server::Fetcher::new(&Default::default())),
         });
         let server = stowage_server::serve(listener, state, 1, Some(tls)).expect("serve");
         let handle = server.handle();

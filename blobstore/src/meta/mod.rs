@@ -10,6 +10,7 @@
 mod blobs;
 mod blocks;
 mod containers;
+mod copies;
 mod garbage;
 mod inline;
 mod lease_columns;
@@ -159,6 +160,7 @@ fn stable_plans(conn: &Connection) -> Result<()> {
 pub(crate) use blobs::*;
 pub(crate) use blocks::*;
 pub(crate) use containers::*;
+pub(crate) use copies::*;
 pub(crate) use garbage::*;
 pub(crate) use inline::*;
 pub(crate) use listing::*;

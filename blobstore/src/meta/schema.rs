@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 9;
+const SCHEMA_VERSION: i64 = 13;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -46,6 +46,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 9 {
         conn.execute_batch(V9)?;
+    }
+    if version < 13 {
+        conn.execute_batch(V13)?;
     }
     Ok(())
 }
@@ -195,6 +198,21 @@ const V9: &str = "
     CREATE INDEX blob_tags_find ON blob_tags(account, key, value, container, name)
         WHERE is_base = 1;
     PRAGMA user_version = 9;
+    COMMIT;
+";
+
+/// Version 13: copies from other hosts. A copy is pending while the
+/// server fetches its bytes, and may end failed or aborted; the status
+/// (NULL for `success`, what every earlier copy is) and its description
+/// are kept with the other copy columns, and the pending ones are found by
+/// a small index when the server starts (to end those a restart
+/// interrupted).
+const V13: &str = "
+    BEGIN;
+    ALTER TABLE blobs ADD COLUMN copy_status TEXT;
+    ALTER TABLE blobs ADD COLUMN copy_status_description TEXT;
+    CREATE INDEX blobs_copy_pending ON blobs(copy_status) WHERE copy_status = 'pending';
+    PRAGMA user_version = 13;
     COMMIT;
 ";
 
@@ -531,6 +549,39 @@ pub(crate) mod tests {
 
     /// A version 7 database gains the tier columns, empty for the blobs
     /// already there (their tier, if any, stays in `access_tier`).
+    /// A version 9 database gains the copy status columns; its copies
+    /// read as completed (NULL status) and none is pending.
+    #[test]
+    fn a_version_9_database_gains_the_copy_status() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(
+            "DROP INDEX blobs_copy_pending;
+             ALTER TABLE blobs DROP COLUMN copy_status;
+             ALTER TABLE blobs DROP COLUMN copy_status_description;
+             PRAGMA user_version = 9;
+             INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
+             INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
+                 size, etag, last_modified, creation_time, metadata, copy_id, copy_source,
+                 copy_progress, copy_completion_time)
+             VALUES (1, 'b', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '', 'id', 'src', '0/0', 0);",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "blobs_copy_pending"));
+        let row: (Option<String>, Option<String>) = conn
+            .query_row(
+                "SELECT copy_status, copy_status_description FROM blobs",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (None, None));
+    }
+
     #[test]
     fn a_version_7_database_gains_the_tier_columns() {
         let conn = Connection::open_in_memory().unwrap();
@@ -541,6 +592,9 @@ pub(crate) mod tests {
              ALTER TABLE blobs DROP COLUMN rehydrate_priority;
              ALTER TABLE blobs DROP COLUMN rehydrate_done_at;
              DROP TABLE blob_tags;
+             DROP INDEX blobs_copy_pending;
+             ALTER TABLE blobs DROP COLUMN copy_status;
+             ALTER TABLE blobs DROP COLUMN copy_status_description;
              PRAGMA user_version = 7;
              INSERT INTO containers (id, account, name, etag, last_modified, metadata,
                  default_encryption_scope, deny_encryption_scope_override)

@@ -7,6 +7,7 @@ mod body;
 mod containers;
 mod copy;
 mod leases;
+mod remote_copy;
 mod service_cache;
 mod snapshots;
 mod tags;
@@ -42,6 +43,7 @@ pub use containers::{
 };
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
+pub use remote_copy::{CopiedBytes, CopyJob, INTERRUPTED_COPY, RemoteCopyInput, copy_progress};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 pub use tags::{
     FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobTagsInput, SetBlobTagsInput, TaggedBlob,
@@ -202,6 +204,7 @@ impl Store {
             }),
         };
         store.sweep_orphans().await?;
+        store.fail_interrupted_copies().await?;
         Ok(store)
     }
 

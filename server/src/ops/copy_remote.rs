@@ -1,0 +1,213 @@
+//! Copies from other hosts (docs/wire/copy.md): Copy Blob (asynchronous,
+//! fetched in the background), Copy Blob From URL (synchronous), and the
+//! source reading the From-URL writes share.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use actix_web::HttpResponse;
+use futures::TryStreamExt;
+use stowage_blobstore::conditions::{self, Current};
+use stowage_blobstore::{ByteRange, ConditionKind, Conditions, CopyJob, RemoteCopyInput, Store};
+
+use super::blob::refuse_unsupported;
+use crate::error::ApiError;
+use crate::fetch::{Fetcher, Opened, source_content, source_metadata, source_version};
+use crate::request::RequestContext;
+use crate::response;
+
+/// The largest source Copy Blob From URL copies (256 MiB).
+const SYNC_COPY_MAX: u64 = 256 * 1024 * 1024;
+
+/// How often a running copy records its progress.
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// Opens a copy source on another host for the request in `ctx`: sends
+/// `x-ms-copy-source-authorization` as `Authorization`, asks for `range`
+/// when given, checks the source conditions against the source's ETag and
+/// Last-Modified and the length against `max`. Every copy from another
+/// host reads its source through here (Upload Pages From URL may too).
+///
+/// # Errors
+/// `CannotVerifyCopySource` (the source's refusal, a redirect, no
+/// length), `SourceConditionNotMet`, `RequestBodyTooLarge`.
+pub(crate) async fn open_remote_source(
+    ctx: &RequestContext,
+    url: reqwest::Url,
+    range: Option<ByteRange>,
+    max: u64,
+    source_conditions: &Conditions,
+) -> Result<Opened, ApiError> {
+    let authorization = ctx.headers().get("x-ms-copy-source-authorization")?;
+    let opened = ctx.state.fetcher.open(url, range, authorization).await?;
+    let version = source_version(&opened.headers);
+    conditions::evaluate(
+        source_conditions,
+        version.as_ref().map(|(etag, last_modified)| Current {
+            etag,
+            last_modified: *last_modified,
+        }),
+        ConditionKind::Source,
+    )?;
+    if opened.length > max {
+        return Err(ApiError::RequestBodyTooLarge { max });
+    }
+    Ok(opened)
+}
+
+/// Copy Blob and Copy Blob From URL (`sync`) with a source on another host.
+pub(crate) async fn copy_blob_from_remote(
+    ctx: &RequestContext,
+    header: &str,
+    url: reqwest::Url,
+    sync: bool,
+) -> Result<HttpResponse, ApiError> {
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    let source_md5 = if sync {
+        h.md5("x-ms-source-content-md5")?
+    } else {
+        None
+    };
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Create)?;
+    let source_conditions = h.source_conditions()?;
+    conditions::validate(&source_conditions, ConditionKind::Source)?;
+    let metadata = super::copy::sent_metadata(ctx)?;
+    let lease_id = h.lease_id()?;
+    let access_tier = super::blob::access_tier(ctx)?;
+    let tags = h.tags()?;
+    let (account, container, blob) = (ctx.account().to_owned(), ctx.container()?, ctx.blob()?);
+    let max = if sync { SYNC_COPY_MAX } else { u64::MAX };
+    let opened = open_remote_source(ctx, url, None, max, &source_conditions).await?;
+    let input = RemoteCopyInput {
+        account,
+        container,
+        blob,
+        source_header: header.to_owned(),
+        metadata: metadata.unwrap_or_else(|| source_metadata(&opened.headers)),
+        content: source_content(&opened.headers),
+        size: opened.length,
+        conditions,
+        lease_id,
+        access_tier,
+        tags,
+        expected_md5: source_md5,
+    };
+    let store = ctx.store();
+    let (out, status) = if sync {
+        (
+            store.copy_blob_from_stream(input, opened.body).await?,
+            "success",
+        )
+    } else {
+        let (out, job) = store.begin_remote_copy(input).await?;
+        let token = ctx.state.fetcher.register(&job.copy_id);
+        actix_web::rt::spawn(run_copy(
+            store.clone(),
+            ctx.state.fetcher.clone(),
+            job,
+            opened,
+            token,
+        ));
+        (out, "pending")
+    };
+    let mut b = HttpResponse::Accepted();
+    response::version(&mut b, &out.version);
+    b.insert_header(("x-ms-copy-id", out.copy_id));
+    b.insert_header(("x-ms-copy-status", status));
+    if let Some(md5) = &source_md5 {
+        b.insert_header(("content-md5", response::md5_base64(md5)));
+    }
+    Ok(b.finish())
+}
+
+/// Fetches the bytes of an asynchronous copy into its destination,
+/// recording progress, until they are all there, the fetch fails, or the
+/// copy is aborted (`cancel`, or the destination stops being this copy).
+async fn run_copy(
+    store: Store,
+    fetcher: Arc<Fetcher>,
+    job: CopyJob,
+    opened: Opened,
+    cancel: tokio_util::sync::CancellationToken,
+) {
+    let copied = Arc::new(AtomicU64::new(0));
+    let counter = copied.clone();
+    let body = opened.body.inspect_ok(move |chunk| {
+        counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+    });
+    let mut write = Box::pin(store.write_copied_bytes(body, job.size));
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let outcome = loop {
+        tokio::select! {
+            written = &mut write => break Some(written),
+            () = cancel.cancelled() => break None,
+            _ = tick.tick() => {
+                let now = copied.load(Ordering::Relaxed);
+                if let Ok(false) = store.record_copy_progress(&job, now).await {
+                    break None;
+                }
+            }
+        }
+    };
+    // Dropping an unfinished write drops the source's connection; its
+    // partial extent is in the staging area, swept at the next start.
+    drop(write);
+    fetcher.forget(&job.copy_id);
+    let ended = match outcome {
+        None => Ok(()),
+        Some(Ok(bytes)) => store.complete_remote_copy(&job, bytes).await.map(|_| ()),
+        Some(Err(e)) => {
+            let description = failure_description(&e, copied.load(Ordering::Relaxed), job.size);
+            store.fail_remote_copy(&job, description).await
+        }
+    };
+    if let Err(e) = ended {
+        tracing::error!(copy_id = %job.copy_id, "ending a copy failed: {e}");
+    }
+}
+
+/// `x-ms-copy-status-description` of a copy whose fetch failed.
+fn failure_description(e: &stowage_blobstore::Error, copied: u64, total: u64) -> String {
+    use stowage_blobstore::Error as E;
+    let why = match e {
+        E::BodyLengthMismatch { received, .. } if *received < total => {
+            format!("The copy source's answer ended after {received} of {total} bytes.")
+        }
+        E::BodyLengthMismatch { received, .. } => {
+            format!(
+                "The copy source's answer was longer than it said ({received} of {total} bytes)."
+            )
+        }
+        E::Body(io) => format!(
+            "Reading the copy source failed after {} of {total} bytes: {io}",
+            copied.min(total)
+        ),
+        other => format!("Writing the copy failed: {other}"),
+    };
+    format!("500 InternalError \"{why}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_descriptions_say_how_far_the_copy_came() {
+        let short = stowage_blobstore::Error::BodyLengthMismatch {
+            declared: 100,
+            received: 10,
+        };
+        assert_eq!(
+            failure_description(&short, 10, 100),
+            "500 InternalError \"The copy source's answer ended after 10 of 100 bytes.\""
+        );
+        let io = stowage_blobstore::Error::Body(std::io::Error::other("reset"));
+        let d = failure_description(&io, 40, 100);
+        assert!(d.starts_with("500 InternalError \""), "{d}");
+        assert!(d.contains("after 40 of 100 bytes"), "{d}");
+    }
+}
