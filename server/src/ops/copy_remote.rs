@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use actix_web::HttpResponse;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use stowage_blobstore::conditions::{self, Current};
 use stowage_blobstore::{ByteRange, ConditionKind, Conditions, CopyJob, RemoteCopyInput, Store};
 
@@ -126,6 +126,8 @@ pub(crate) async fn copy_blob_from_remote(
 /// Fetches the bytes of an asynchronous copy into its destination,
 /// recording progress, until they are all there, the fetch fails, or the
 /// copy is aborted (`cancel`, or the destination stops being this copy).
+/// A stop ends the body early, so the write fails and removes its partial
+/// extent at once.
 async fn run_copy(
     store: Store,
     fetcher: Arc<Fetcher>,
@@ -135,32 +137,32 @@ async fn run_copy(
 ) {
     let copied = Arc::new(AtomicU64::new(0));
     let counter = copied.clone();
-    let body = opened.body.inspect_ok(move |chunk| {
-        counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
-    });
+    let body = opened
+        .body
+        .take_until(Box::pin(cancel.clone().cancelled_owned()))
+        .inspect_ok(move |chunk| {
+            counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        });
     let mut write = Box::pin(store.write_copied_bytes(body, job.size));
     let mut tick = tokio::time::interval(PROGRESS_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let outcome = loop {
+    let written = loop {
         tokio::select! {
-            written = &mut write => break Some(written),
-            () = cancel.cancelled() => break None,
-            _ = tick.tick() => {
+            written = &mut write => break written,
+            _ = tick.tick(), if !cancel.is_cancelled() => {
                 let now = copied.load(Ordering::Relaxed);
                 if let Ok(false) = store.record_copy_progress(&job, now).await {
-                    break None;
+                    cancel.cancel();
                 }
             }
         }
     };
-    // Dropping an unfinished write drops the source's connection; its
-    // partial extent is in the staging area, swept at the next start.
-    drop(write);
     fetcher.forget(&job.copy_id);
-    let ended = match outcome {
-        None => Ok(()),
-        Some(Ok(bytes)) => store.complete_remote_copy(&job, bytes).await.map(|_| ()),
-        Some(Err(e)) => {
+    let ended = match written {
+        // Aborted or written over: the store already shows the outcome.
+        _ if cancel.is_cancelled() => Ok(()),
+        Ok(bytes) => store.complete_remote_copy(&job, bytes).await.map(|_| ()),
+        Err(e) => {
             let description = failure_description(&e, copied.load(Ordering::Relaxed), job.size);
             store.fail_remote_copy(&job, description).await
         }
