@@ -5,6 +5,7 @@
 
 mod blocks;
 mod contention;
+mod copy;
 mod large;
 mod listing;
 mod overwrite;
@@ -57,6 +58,9 @@ pub struct Ctx {
     pub nonce: String,
     /// The server's data directory, for workloads that measure disk use.
     pub data_dir: Option<std::path::PathBuf>,
+    /// Another server to copy from (`copy-remote`); `None`: the server
+    /// under test itself.
+    pub source: Option<BlobClient>,
 }
 
 impl Ctx {
@@ -101,6 +105,7 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
         "find-tags-1m" => (c, tags::find_tags_1m(ctx).await?),
         "find-tags" => (c, tags::find_tags(ctx).await?),
         "set-tags" => (c, tags::set_tags(ctx).await?),
+        "copy-remote" => return copy::copy_remote(ctx).await,
         "probe" => (1, probe(ctx).await?),
         other => bail!("unknown workload {other:?}; known: {}", ALL.join(", ")),
     };
