@@ -277,15 +277,18 @@ pub(crate) fn source_metadata(headers: &reqwest::header::HeaderMap) -> Metadata 
     Metadata::from_pairs(pairs).unwrap_or_default()
 }
 
-/// The source's ETag (unquoted) and Last-Modified, for the source
-/// conditions.
-pub(crate) fn source_version(
-    headers: &reqwest::header::HeaderMap,
-) -> Option<(String, std::time::SystemTime)> {
+/// The source's ETag (unquoted), for the source conditions.
+pub(crate) fn source_etag(headers: &reqwest::header::HeaderMap) -> Option<String> {
     let etag = headers.get("etag")?.to_str().ok()?;
-    let etag = etag.trim_start_matches("W/").trim_matches('"').to_owned();
+    Some(etag.trim_start_matches("W/").trim_matches('"').to_owned())
+}
+
+/// The source's Last-Modified, for the source conditions.
+pub(crate) fn source_last_modified(
+    headers: &reqwest::header::HeaderMap,
+) -> Option<std::time::SystemTime> {
     let modified = headers.get("last-modified")?.to_str().ok()?;
-    Some((etag, httpdate::parse_http_date(modified).ok()?))
+    httpdate::parse_http_date(modified).ok()
 }
 
 #[cfg(test)]
@@ -355,9 +358,11 @@ mod tests {
             source_metadata(&h).pairs(),
             &[("owner".to_owned(), "ana".to_owned())]
         );
-        let (etag, _) = source_version(&h).expect("a version");
-        assert_eq!(etag, "0x1");
+        assert_eq!(source_etag(&h).as_deref(), Some("0x1"));
+        assert!(source_last_modified(&h).is_some());
+        h.insert("etag", "W/\"weak\"".parse().unwrap());
+        assert_eq!(source_etag(&h).as_deref(), Some("weak"));
         h.remove("last-modified");
-        assert_eq!(source_version(&h), None);
+        assert_eq!(source_last_modified(&h), None);
     }
 }

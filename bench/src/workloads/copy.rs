@@ -129,9 +129,15 @@ pub async fn copy_remote(ctx: &Ctx) -> Result<Vec<Record>> {
     let head = Request::new(Method::HEAD, DEST_CONTAINER, Some(&dest));
     let resp = ctx.client.expect(&head, StatusCode::OK).await?;
     let length: u64 = header(&resp, "content-length")?.parse()?;
-    ensure!(length == len as u64, "{dest}: length {length} after the copy");
+    ensure!(
+        length == len as u64,
+        "{dest}: length {length} after the copy"
+    );
     let copied_md5 = header(&resp, "content-md5")?;
-    ensure!(copied_md5 == md5, "{dest}: Content-MD5 {copied_md5}, source's {md5}");
+    ensure!(
+        copied_md5 == md5,
+        "{dest}: Content-MD5 {copied_md5}, source's {md5}"
+    );
     let kind = if ctx.source.is_some() {
         "from another server"
     } else {

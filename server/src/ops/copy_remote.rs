@@ -8,12 +8,14 @@ use std::time::Duration;
 
 use actix_web::HttpResponse;
 use futures::{StreamExt, TryStreamExt};
-use stowage_blobstore::conditions::{self, Current};
+use stowage_blobstore::conditions::{self, ConditionFailure, Current};
 use stowage_blobstore::{ByteRange, ConditionKind, Conditions, CopyJob, RemoteCopyInput, Store};
 
 use super::blob::refuse_unsupported;
 use crate::error::ApiError;
-use crate::fetch::{Fetcher, Opened, source_content, source_metadata, source_version};
+use crate::fetch::{
+    Fetcher, Opened, source_content, source_etag, source_last_modified, source_metadata,
+};
 use crate::request::RequestContext;
 use crate::response;
 
@@ -41,19 +43,36 @@ pub(crate) async fn open_remote_source(
 ) -> Result<Opened, ApiError> {
     let authorization = ctx.headers().get("x-ms-copy-source-authorization")?;
     let opened = ctx.state.fetcher.open(url, range, authorization).await?;
-    let version = source_version(&opened.headers);
-    conditions::evaluate(
-        source_conditions,
-        version.as_ref().map(|(etag, last_modified)| Current {
-            etag,
-            last_modified: *last_modified,
-        }),
-        ConditionKind::Source,
-    )?;
+    check_source_conditions(source_conditions, &opened.headers)?;
     if opened.length > max {
         return Err(ApiError::RequestBodyTooLarge { max });
     }
     Ok(opened)
+}
+
+/// Evaluates the source conditions against a source's answer: the ETag
+/// conditions against its `ETag` (none: an ETag nothing matches), the date
+/// conditions against its `Last-Modified` (none: they fail), and
+/// `x-ms-source-if-tags` fails (the tags of a source elsewhere are unknown).
+fn check_source_conditions(
+    source_conditions: &Conditions,
+    headers: &reqwest::header::HeaderMap,
+) -> Result<(), ApiError> {
+    let not_met = || stowage_blobstore::Error::Condition(ConditionFailure::SourceConditionNotMet);
+    let dated = source_conditions.if_modified_since.is_some()
+        || source_conditions.if_unmodified_since.is_some();
+    let modified = source_last_modified(headers);
+    if (dated && modified.is_none()) || source_conditions.if_tags.is_some() {
+        return Err(not_met().into());
+    }
+    let etag = source_etag(headers).unwrap_or_default();
+    let current = Some(Current {
+        etag: &etag,
+        // Read by the date conditions only, which need the header.
+        last_modified: modified.unwrap_or(std::time::UNIX_EPOCH),
+    });
+    conditions::evaluate(source_conditions, current, ConditionKind::Source)?;
+    Ok(())
 }
 
 /// Copy Blob and Copy Blob From URL (`sync`) with a source on another host.
@@ -196,6 +215,49 @@ fn failure_description(e: &stowage_blobstore::Error, copied: u64, total: u64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stowage_blobstore::conditions::EtagMatch;
+
+    #[test]
+    fn source_conditions_against_the_sources_answer() {
+        let date = |s: &str| httpdate::parse_http_date(s).unwrap();
+        let modified = "Fri, 27 Nov 2026 10:00:00 GMT";
+        let full = |h: &mut reqwest::header::HeaderMap| {
+            h.insert("etag", "\"v1\"".parse().unwrap());
+            h.insert("last-modified", modified.parse().unwrap());
+        };
+        let mut with_both = reqwest::header::HeaderMap::new();
+        full(&mut with_both);
+        let mut etag_only = reqwest::header::HeaderMap::new();
+        etag_only.insert("etag", "\"v1\"".parse().unwrap());
+        let none = reqwest::header::HeaderMap::new();
+        let if_match = |e: &str| Conditions {
+            if_match: Some(EtagMatch::List(vec![e.to_owned()])),
+            ..Conditions::default()
+        };
+        let unmodified_since = |d: &str| Conditions {
+            if_unmodified_since: Some(date(d)),
+            ..Conditions::default()
+        };
+        // (conditions, answer's headers, holds)
+        let cases = [
+            (Conditions::default(), &none, true),
+            (if_match("v1"), &with_both, true),
+            (if_match("v1"), &etag_only, true),
+            (if_match("v2"), &with_both, false),
+            (if_match("v1"), &none, false),
+            (unmodified_since(modified), &with_both, true),
+            (
+                unmodified_since("Fri, 27 Nov 2026 09:00:00 GMT"),
+                &with_both,
+                false,
+            ),
+            (unmodified_since(modified), &etag_only, false),
+        ];
+        for (i, (c, headers, holds)) in cases.into_iter().enumerate() {
+            let got = check_source_conditions(&c, headers);
+            assert_eq!(got.is_ok(), holds, "case {i}: {got:?}");
+        }
+    }
 
     #[test]
     fn failure_descriptions_say_how_far_the_copy_came() {
