@@ -109,21 +109,26 @@ pub(crate) fn range_header(range: &ByteRange) -> String {
 }
 
 impl Fetcher {
-    /// A fetcher with `config`.
-    ///
-    /// # Panics
-    /// When the HTTP client cannot be built (no TLS roots can be loaded).
+    /// A fetcher with `config`. HTTPS sources are checked against the
+    /// system's trusted roots; when those cannot be read the server still
+    /// starts, and HTTPS sources then fail to verify.
     pub fn new(config: &FetchConfig) -> Fetcher {
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.read_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            // Each request opens its own connection on the runtime of the
-            // worker that asks: a pooled connection would belong to the
-            // runtime of another worker.
-            .pool_max_idle_per_host(0)
-            .build()
-            .expect("building the copy fetcher's HTTP client");
+        let builder = |native_roots: bool| {
+            reqwest::Client::builder()
+                .connect_timeout(config.connect_timeout)
+                .read_timeout(config.read_timeout)
+                .redirect(reqwest::redirect::Policy::none())
+                .tls_built_in_native_certs(native_roots)
+                // Each request opens its own connection on the runtime of
+                // the worker that asks: a pooled connection would belong to
+                // the runtime of another worker.
+                .pool_max_idle_per_host(0)
+                .build()
+        };
+        let client = builder(true).unwrap_or_else(|e| {
+            tracing::warn!("copy sources over HTTPS cannot be verified: {e}");
+            builder(false).unwrap_or_default()
+        });
         Fetcher {
             client,
             permits: Arc::new(Semaphore::new(config.max_copies.max(1))),

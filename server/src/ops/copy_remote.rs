@@ -11,7 +11,6 @@ use futures::{StreamExt, TryStreamExt};
 use stowage_blobstore::conditions::{self, ConditionFailure, Current};
 use stowage_blobstore::{ByteRange, ConditionKind, Conditions, CopyJob, RemoteCopyInput, Store};
 
-use super::blob::refuse_unsupported;
 use crate::error::ApiError;
 use crate::fetch::{
     Fetcher, Opened, source_content, source_etag, source_last_modified, source_metadata,
@@ -75,14 +74,14 @@ fn check_source_conditions(
     Ok(())
 }
 
-/// Copy Blob and Copy Blob From URL (`sync`) with a source on another host.
+/// Copy Blob and Copy Blob From URL (`sync`) with a source on another host
+/// (the caller has refused a snapshot target and unsupported headers).
 pub(crate) async fn copy_blob_from_remote(
     ctx: &RequestContext,
     header: &str,
     url: reqwest::Url,
     sync: bool,
 ) -> Result<HttpResponse, ApiError> {
-    refuse_unsupported(ctx)?;
     let h = ctx.headers();
     let source_md5 = if sync {
         h.md5("x-ms-source-content-md5")?
