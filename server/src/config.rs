@@ -424,4 +424,25 @@ mod tests {
         assert!(c.test_clock);
         assert_eq!(c.store_config().rehydrate_delay, Duration::from_secs(30));
     }
+
+    #[test]
+    fn copy_flags_bound_the_fetcher() {
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        let f = c.fetch_config();
+        assert_eq!(f.max_copies, DEFAULT_MAX_COPIES);
+        assert_eq!(f.read_timeout, Duration::from_secs(60));
+        assert_eq!(f.connect_timeout, Duration::from_secs(10));
+        let c = Config::try_parse_from([
+            "stowage-server",
+            "--copyConcurrency",
+            "2",
+            "--copyTimeout",
+            "5",
+        ])
+        .unwrap();
+        let f = c.fetch_config();
+        assert_eq!(f.max_copies, 2);
+        assert_eq!(f.read_timeout, Duration::from_secs(5));
+        assert_eq!(f.connect_timeout, Duration::from_secs(5));
+    }
 }

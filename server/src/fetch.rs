@@ -370,4 +370,92 @@ mod tests {
         h.remove("last-modified");
         assert_eq!(source_last_modified(&h), None);
     }
+
+    /// A one-answer HTTP server on loopback: `head` then `body`, and the
+    /// connection held open.
+    async fn answering(head: &'static str, body: &'static [u8]) -> reqwest::Url {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = socket.read(&mut buf).await;
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(body).await;
+                    let _ = socket.read(&mut buf).await;
+                });
+            }
+        });
+        reqwest::Url::parse(&format!("http://{addr}/blob")).unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_open_body_holds_a_permit_until_it_is_dropped() {
+        let url = answering("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", b"01234").await;
+        let fetcher = Fetcher::new(&FetchConfig {
+            max_copies: 2,
+            ..FetchConfig::default()
+        });
+        let first = fetcher.open(url.clone(), None, None).await.unwrap();
+        let second = fetcher.open(url, None, None).await.unwrap();
+        assert_eq!((first.length, second.length), (10, 10));
+        assert_eq!(fetcher.permits.available_permits(), 0);
+        drop(first);
+        assert_eq!(fetcher.permits.available_permits(), 1);
+        drop(second);
+        assert_eq!(fetcher.permits.available_permits(), 2);
+    }
+
+    #[tokio::test]
+    async fn refusals_carry_the_sources_status_and_code() {
+        let fetcher = Fetcher::new(&FetchConfig::default());
+        let cases = [
+            (
+                "HTTP/1.1 403 Forbidden\r\nx-ms-error-code: AuthorizationFailure\r\nContent-Length: 0\r\n\r\n",
+                (403, 403, Some("AuthorizationFailure"), "Forbidden"),
+            ),
+            (
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+                (404, 404, None, "Not Found"),
+            ),
+            (
+                "HTTP/1.1 301 Moved Permanently\r\nLocation: /x\r\nContent-Length: 0\r\n\r\n",
+                (
+                    400,
+                    301,
+                    None,
+                    "A redirected response (HTTP status code 301) from the copy source is not supported.",
+                ),
+            ),
+            (
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                (
+                    400,
+                    200,
+                    None,
+                    "The copy source did not state the length of its content.",
+                ),
+            ),
+        ];
+        for (head, want) in cases {
+            let url = answering(head, b"").await;
+            match fetcher.open(url, None, None).await {
+                Err(ApiError::CopySourceAnswered {
+                    status,
+                    source_status,
+                    code,
+                    message,
+                }) => assert_eq!(
+                    (status, source_status, code.as_deref(), message.as_str()),
+                    want,
+                    "{head}"
+                ),
+                Err(e) => panic!("{head}: {e:?}"),
+                Ok(_) => panic!("{head}: opened"),
+            }
+        }
+        assert_eq!(fetcher.permits.available_permits(), DEFAULT_MAX_COPIES);
+    }
 }
