@@ -118,6 +118,11 @@ impl BlobClient {
         })
     }
 
+    /// The URL of a blob (names of plain ASCII letters, digits and `-`).
+    pub fn url_of(&self, container: &str, blob: &str) -> String {
+        format!("{}{}/{container}/{blob}", self.origin, self.base_path)
+    }
+
     /// Signs and sends `req`; any status is returned.
     ///
     /// # Errors

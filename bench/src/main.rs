@@ -56,7 +56,8 @@ struct RunArgs {
     /// Workloads to run, comma-separated or repeated: put-4k, get-4k, head,
     /// lease-cycle, block-upload, put-64m, put-1g, get-large, list-10k,
     /// list-1m, contended-increments, appenders, find-tags, set-tags, and,
-    /// only when named, overwrite (needs --data-dir), set-tier and find-tags-1m. Default
+    /// only when named, overwrite (needs --data-dir), set-tier, find-tags-1m
+    /// and copy-remote (with --source-endpoint). Default
     /// all but those (with --quick, the small ones).
     #[arg(long = "workload", short = 'w', value_delimiter = ',')]
     workloads: Vec<String>,
@@ -80,6 +81,10 @@ struct RunArgs {
     /// (`--blobVersioning`), each blob then has this many previous versions.
     #[arg(long, default_value_t = 0)]
     versions: u64,
+    /// Another server's Blob endpoint (same account and key), the source of
+    /// `copy-remote`; without it that copy is within the server.
+    #[arg(long)]
+    source_endpoint: Option<String>,
 }
 
 #[derive(Args)]
@@ -115,7 +120,11 @@ async fn main() -> ExitCode {
 /// Runs the workloads; `Ok(false)` when one of them failed.
 async fn run(args: RunArgs) -> Result<bool> {
     let key = SharedKey::new(&args.account, &args.key)?;
-    let client = BlobClient::new(&args.endpoint, key, args.concurrency.max(16))?;
+    let client = BlobClient::new(&args.endpoint, key.clone(), args.concurrency.max(16))?;
+    let source = match &args.source_endpoint {
+        Some(endpoint) => Some(BlobClient::new(endpoint, key, 4)?),
+        None => None,
+    };
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH)?.as_nanos();
     let ctx = workloads::Ctx {
         client,
@@ -125,6 +134,7 @@ async fn run(args: RunArgs) -> Result<bool> {
         nonce: format!("{nanos:x}"),
         data_dir: args.data_dir,
         versions: args.versions,
+        source,
     };
     let names: Vec<String> = match (args.workloads.is_empty(), args.quick) {
         (false, _) => args.workloads,

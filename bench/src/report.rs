@@ -13,7 +13,7 @@ pub fn headline(workload: &str) -> (&'static str, fn(&Record) -> f64) {
         ("entries/s", |r| r.items_per_s)
     } else if matches!(
         workload,
-        "block-upload" | "put-64m" | "put-1g" | "get-large"
+        "block-upload" | "put-64m" | "put-1g" | "get-large" | "copy-remote" | "copy-source-get"
     ) {
         ("MB/s", |r| r.mb_per_s)
     } else {

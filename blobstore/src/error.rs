@@ -38,9 +38,12 @@ pub enum Error {
         /// True for the uncommitted-block limit.
         uncommitted: bool,
     },
-    /// Abort Copy Blob when no copy is pending (always, in Stowage).
+    /// Abort Copy Blob when no copy is pending.
     #[error("There is currently no pending copy operation.")]
     NoPendingCopyOperation,
+    /// Abort Copy Blob with another copy id than the pending copy's.
+    #[error("The specified copy ID did not match the copy ID for the pending copy operation.")]
+    CopyIdMismatch,
     /// The copy source does not exist or may not be read.
     #[error("Could not verify the copy source within the specified time.")]
     CannotVerifyCopySource,

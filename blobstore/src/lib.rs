@@ -59,23 +59,23 @@ pub use meta::versions::DeleteRetention;
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
     AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
-    CopyProperties, DeletedContainer, DeletedState, PublicAccess, Versioned,
+    CopyProperties, CopyStatus, DeletedContainer, DeletedState, PublicAccess, Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
-    CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DEFAULT_REHYDRATE_DELAY,
-    DeleteBlobInput, DeleteContainerInput, DeleteSnapshots, FindBlobsByTagsInput,
-    FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput, GetBlockListInput,
-    GetBlockListOutput, ImportBlobInput, ImportContainerInput, ImportPart, LeaseBlobInput,
-    LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS,
-    MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput,
-    PutBlockOutput, RestoreContainerInput, SealAppendBlobInput, SetBlobExpiryInput,
-    SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput,
-    SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput,
-    SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, UndeleteBlobInput,
-    Versioning, is_find_marker,
+    CopiedBytes, CopyBlobInput, CopyBlobOutput, CopyJob, CopySource, CreateContainerInput,
+    DEFAULT_REHYDRATE_DELAY, DeleteBlobInput, DeleteContainerInput, DeleteSnapshots,
+    FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput,
+    GetBlockListInput, GetBlockListOutput, INTERRUPTED_COPY, ImportBlobInput, ImportContainerInput,
+    ImportPart, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
+    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
+    PutBlockListInput, PutBlockOutput, RemoteCopyInput, RestoreContainerInput, SealAppendBlobInput,
+    SetBlobExpiryInput, SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput,
+    SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
+    SnapshotBlobOutput, SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME,
+    UndeleteBlobInput, Versioning, copy_progress, is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};

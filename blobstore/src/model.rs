@@ -163,8 +163,45 @@ impl DeletedContainer {
     }
 }
 
-/// The copy properties of a Copy Blob destination (every copy completes
-/// before its response, so the status is always `success`).
+/// Where a copy into a blob stands (`x-ms-copy-status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyStatus {
+    /// The bytes are all there.
+    Success,
+    /// Still copying (from another host, or waiting for a rehydration).
+    Pending,
+    /// Ended without the bytes; the description says why.
+    Failed,
+    /// Stopped by Abort Copy Blob.
+    Aborted,
+}
+
+impl CopyStatus {
+    /// The header value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CopyStatus::Success => "success",
+            CopyStatus::Pending => "pending",
+            CopyStatus::Failed => "failed",
+            CopyStatus::Aborted => "aborted",
+        }
+    }
+
+    /// Parses a stored value (`None` for anything else).
+    pub fn parse(s: &str) -> Option<CopyStatus> {
+        Some(match s {
+            "success" => CopyStatus::Success,
+            "pending" => CopyStatus::Pending,
+            "failed" => CopyStatus::Failed,
+            "aborted" => CopyStatus::Aborted,
+            _ => return None,
+        })
+    }
+}
+
+/// The copy properties of a Copy Blob destination. A copy within the
+/// server completes before its response; a copy from another host is
+/// pending while the server fetches it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CopyProperties {
     /// `x-ms-copy-id`.
@@ -180,12 +217,31 @@ pub struct CopyProperties {
     /// an archived blob waits for its destination's rehydration. Worked out
     /// from `completion_time` and the time of the request, never stored.
     pub pending: bool,
+    /// The stored status; `Success` for a copy that waits only for a
+    /// rehydration (`pending` says whether it is still waiting).
+    pub status: CopyStatus,
+    /// `x-ms-copy-status-description` of a failed or pending copy.
+    pub description: Option<String>,
 }
 
 impl CopyProperties {
+    /// `x-ms-copy-status` as seen now.
+    pub fn status_str(&self) -> &'static str {
+        if self.pending {
+            CopyStatus::Pending.as_str()
+        } else {
+            self.status.as_str()
+        }
+    }
+
     /// The copy as seen at `now`: pending, with nothing copied yet, until
     /// its completion time.
     pub(crate) fn at(mut self, now: SystemTime) -> CopyProperties {
+        if self.status != CopyStatus::Success {
+            // A copy from another host: its progress is what was fetched.
+            self.pending = self.status == CopyStatus::Pending;
+            return self;
+        }
         self.pending = self.completion_time > now;
         if self.pending
             && let Some((_, total)) = self.progress.split_once('/')

@@ -10,6 +10,7 @@ use clap::Parser;
 use stowage_blobstore::{DEFAULT_REHYDRATE_DELAY, StoreConfig, Versioning};
 
 use crate::accounts::{Accounts, AccountsError};
+use crate::fetch::{DEFAULT_MAX_COPIES, FetchConfig};
 
 /// Stowage: a durable, fast Azure Blob Storage compatible server.
 #[derive(Clone, Debug, Parser)]
@@ -79,6 +80,14 @@ pub struct Config {
     #[arg(long = "containerDeleteRetentionDays", value_name = "DAYS",
         value_parser = clap::value_parser!(u32).range(1..=365))]
     pub container_delete_retention_days: Option<u32>,
+    /// Copies from other hosts that may read at once (Copy Blob and the
+    /// From-URL writes with a source elsewhere); more wait their turn.
+    #[arg(long = "copyConcurrency", value_name = "N", default_value_t = DEFAULT_MAX_COPIES)]
+    pub copy_concurrency: usize,
+    /// Seconds a copy source on another host may stay silent (to connect,
+    /// or between two reads of its answer) before the copy fails.
+    #[arg(long = "copyTimeout", value_name = "SECONDS", default_value_t = 60)]
+    pub copy_timeout: u64,
     /// TEST ONLY: run on a manual clock that starts at the system time and
     /// moves only when `POST /_stowage/test-clock?advance=<seconds>` asks
     /// (a request that exists only in this mode). Never for real data.
@@ -265,6 +274,15 @@ impl Config {
                 all: self.blob_versioning,
                 accounts: self.blob_versioning_accounts.clone().unwrap_or_default().0,
             })
+    }
+
+    /// The fetcher configuration these flags describe.
+    pub fn fetch_config(&self) -> FetchConfig {
+        FetchConfig {
+            connect_timeout: Duration::from_secs(self.copy_timeout.min(10)),
+            read_timeout: Duration::from_secs(self.copy_timeout),
+            max_copies: self.copy_concurrency,
+        }
     }
 
     /// One line for each given emulator flag that has no effect here,
@@ -505,5 +523,26 @@ mod tests {
         .unwrap();
         assert!(c.test_clock);
         assert_eq!(c.store_config().rehydrate_delay, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn copy_flags_bound_the_fetcher() {
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        let f = c.fetch_config();
+        assert_eq!(f.max_copies, DEFAULT_MAX_COPIES);
+        assert_eq!(f.read_timeout, Duration::from_secs(60));
+        assert_eq!(f.connect_timeout, Duration::from_secs(10));
+        let c = Config::try_parse_from([
+            "stowage-server",
+            "--copyConcurrency",
+            "2",
+            "--copyTimeout",
+            "5",
+        ])
+        .unwrap();
+        let f = c.fetch_config();
+        assert_eq!(f.max_copies, 2);
+        assert_eq!(f.read_timeout, Duration::from_secs(5));
+        assert_eq!(f.connect_timeout, Duration::from_secs(5));
     }
 }

@@ -155,6 +155,20 @@ pub enum ApiError {
         /// The source's error code.
         code: &'static str,
     },
+    /// A copy source on another host answered the read with `source_status`
+    /// (and its `x-ms-error-code`, if any); the request is answered with
+    /// `status` (the source's own, or 400 for a redirect).
+    #[error("copy source answered {source_status}")]
+    CopySourceAnswered {
+        /// The status of the answer.
+        status: u16,
+        /// The source's status.
+        source_status: u16,
+        /// The source's error code.
+        code: Option<String>,
+        /// The message (the source's reason phrase, or why it is refused).
+        message: String,
+    },
 }
 
 impl From<ConditionFailure> for ApiError {
@@ -417,6 +431,19 @@ impl ApiError {
                     .with("CopySourceErrorCode", *code)
                     .with("CopySourceErrorMessage", message)
             }
+            ApiError::CopySourceAnswered {
+                status,
+                source_status,
+                code,
+                message,
+            } => {
+                let mut a = answer(*status, "CannotVerifyCopySource", message.clone())
+                    .with("CopySourceStatusCode", source_status.to_string());
+                if let Some(code) = code {
+                    a = a.with("CopySourceErrorCode", code.clone());
+                }
+                a.with("CopySourceErrorMessage", message.clone())
+            }
         }
     }
 }
@@ -486,6 +513,11 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
             409,
             "NoPendingCopyOperation",
             "There is currently no pending copy operation.",
+        ),
+        StoreError::CopyIdMismatch => answer(
+            409,
+            "CopyIdMismatch",
+            "The specified copy ID did not match the copy ID for the pending copy operation.",
         ),
         StoreError::CannotVerifyCopySource => answer(
             404,

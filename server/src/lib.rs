@@ -10,7 +10,7 @@
 //! # async fn demo() -> anyhow::Result<()> {
 //! use std::sync::Arc;
 //! use stowage_blobstore::{Store, StoreConfig, SystemClock};
-//! use stowage_server::{serve, Accounts, AppState};
+//! use stowage_server::{serve, Accounts, AppState, FetchConfig, Fetcher};
 //! let clock = Arc::new(SystemClock);
 //! let store = Store::open(StoreConfig::in_memory(), clock.clone()).await?;
 //! let state = Arc::new(AppState {
@@ -21,6 +21,7 @@
 //!     loose: false,
 //!     oauth: false,
 //!     test_clock: None,
+//!     fetcher: Arc::new(Fetcher::new(&FetchConfig::default())),
 //! });
 //! let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 //! serve(listener, state, 1, None)?.await?;
@@ -36,6 +37,7 @@ mod config;
 mod cors;
 pub mod data_dir;
 mod error;
+mod fetch;
 pub mod fuzzing;
 mod handler;
 mod header_case;
@@ -54,6 +56,7 @@ mod xml;
 pub use accounts::{Account, Accounts};
 pub use config::{Config, GC_INTERVAL, OAuthLevel};
 pub use error::{ApiError, ErrorAnswer};
+pub use fetch::{DEFAULT_MAX_COPIES, FetchConfig, Fetcher};
 pub use handler::{serve, serve_until};
 pub use state::AppState;
 pub use transport::tls_config;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser as _;
 use stowage_blobstore::{Clock, ManualClock, Store, SystemClock};
-use stowage_server::{AppState, Config, GC_INTERVAL, serve_until};
+use stowage_server::{AppState, Config, Fetcher, GC_INTERVAL, serve_until};
 use tokio_util::sync::CancellationToken;
 
 /// jemalloc with one arena (`.cargo/config.toml`) instead of glibc's
@@ -123,6 +123,7 @@ fn main() -> anyhow::Result<()> {
             loose: config.loose,
             oauth,
             test_clock,
+            fetcher: Arc::new(Fetcher::new(&config.fetch_config())),
         });
         let scheme = if tls.is_some() { "https" } else { "http" };
         // actix-server stops on the same signals: SIGTERM gracefully,

@@ -189,12 +189,14 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
     }
     if let Some(copy) = &p.copy {
         b.insert_header(("x-ms-copy-id", copy.id.as_str()));
-        let status = if copy.pending { "pending" } else { "success" };
-        b.insert_header(("x-ms-copy-status", status));
+        b.insert_header(("x-ms-copy-status", copy.status_str()));
         b.insert_header(("x-ms-copy-source", copy.source.as_str()));
         b.insert_header(("x-ms-copy-progress", copy.progress.as_str()));
         if !copy.pending {
             b.insert_header(("x-ms-copy-completion-time", http_date(copy.completion_time)));
+        }
+        if let Some(description) = &copy.description {
+            b.insert_header(("x-ms-copy-status-description", description.as_str()));
         }
     }
     if let Some(snapshot) = &p.snapshot {

@@ -31,4 +31,6 @@ pub struct AppState {
     /// [`crate::test_clock`]; `None` otherwise, and then that request does
     /// not exist.
     pub test_clock: Option<Arc<ManualClock>>,
+    /// Reads copy sources on other hosts and tracks the copies running.
+    pub fetcher: Arc<crate::fetch::Fetcher>,
 }

@@ -167,9 +167,9 @@ def test_copy_from_missing_source_is_404(container):
     assert not dest.exists()
 
 
-def test_copy_from_another_host_is_refused(container):
-    """Stowage never fetches sources from other hosts (here: another port of
-    127.0.0.1): 404 CannotVerifyCopySource, where the service would fetch it."""
+def test_copy_from_an_unreachable_host_is_refused(container):
+    """A source on another host that cannot be reached (here: a closed port
+    of 127.0.0.1): 404 CannotVerifyCopySource, and no destination."""
     dest = container.get_blob_client("dst")
     with raises(ResourceNotFoundError, 404, "CannotVerifyCopySource"):
         dest.start_copy_from_url("http://127.0.0.1:1/devstoreaccount1/c/b")

@@ -156,6 +156,7 @@ impl TestServer {
             loose,
             oauth: false,
             test_clock: None,
+            fetcher: Arc::new(stowage_server::Fetcher::new(&Default::default())),
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();
@@ -199,6 +200,7 @@ impl TestServer {
             loose: false,
             oauth: true,
             test_clock: None,
+            fetcher: Arc::new(stowage_server::Fetcher::new(&Default::default())),
         });
         let server = stowage_server::serve(listener, state, 1, Some(tls)).expect("serve");
         let handle = server.handle();

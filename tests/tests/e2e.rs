@@ -16,6 +16,7 @@ mod e2e {
     mod containers;
     mod contention;
     mod copy;
+    mod copy_remote;
     mod copy_sources;
     mod cors;
     mod durability;

@@ -5,6 +5,7 @@
 
 mod blocks;
 mod contention;
+mod copy;
 mod large;
 mod listing;
 mod overwrite;
@@ -61,6 +62,9 @@ pub struct Ctx {
     /// server with blob versioning on, each blob then has this many
     /// previous versions (`--versions`).
     pub versions: u64,
+    /// Another server to copy from (`copy-remote`); `None`: the server
+    /// under test itself.
+    pub source: Option<BlobClient>,
 }
 
 impl Ctx {
@@ -105,6 +109,7 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
         "find-tags-1m" => (c, tags::find_tags_1m(ctx).await?),
         "find-tags" => (c, tags::find_tags(ctx).await?),
         "set-tags" => (c, tags::set_tags(ctx).await?),
+        "copy-remote" => return copy::copy_remote(ctx).await,
         "probe" => (1, probe(ctx).await?),
         other => bail!("unknown workload {other:?}; known: {}", ALL.join(", ")),
     };

@@ -6,8 +6,8 @@ use stowage_leases::LeaseRecord;
 use super::{lease_columns, tier_columns};
 use crate::timestamps::{from_nanos, to_nanos};
 use crate::{
-    BlobType, ContentProperties, CopyProperties, Error, Etag, Metadata, Result, TierRecord,
-    Versioned,
+    BlobType, ContentProperties, CopyProperties, CopyStatus, Error, Etag, Metadata, Result,
+    TierRecord, Versioned,
 };
 
 /// One extent of a blob version's content, in order.
@@ -91,7 +91,7 @@ pub(crate) const BLOB_COLUMNS: &str = "id, name, snapshot, committed, blob_type,
     copy_id, copy_source, copy_progress, copy_completion_time,
     lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken, sealed,
     access_tier_changed_at, rehydrate_to, rehydrate_priority, rehydrate_done_at,
-    version_id, deleted_at, purge_at, expires_at";
+    version_id, deleted_at, purge_at, copy_status, copy_status_description, expires_at";
 
 /// The column a new version is never written with: a new blob has no expiry
 /// time (only Set Blob Expiry sets one).
@@ -139,21 +139,30 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
                 progress: row.get(20)?,
                 completion_time: from_nanos(row.get(21)?),
                 pending: false,
+                status: match row.get::<_, Option<String>>(35)? {
+                    None => CopyStatus::Success,
+                    Some(s) => CopyStatus::parse(&s)
+                        .ok_or_else(|| Error::Corrupt(format!("copy status {s:?}")))?,
+                },
+                description: row.get(36)?,
             }),
             None => None,
         },
         lease: lease_columns::read(row, 22)?,
         sealed: row.get(27)?,
-        expires_at: row.get::<_, Option<i64>>(35)?.map(from_nanos),
+        expires_at: row.get::<_, Option<i64>>(37)?.map(from_nanos),
     })
 }
 
-/// The four copy columns of `c`.
+/// The six copy columns of `c` (the status is NULL for `success`, as
+/// rows written before version 13 have it).
 type CopyValues<'a> = (
     Option<&'a str>,
     Option<&'a str>,
     Option<&'a str>,
     Option<i64>,
+    Option<&'static str>,
+    Option<&'a str>,
 );
 
 fn copy_values(c: &Option<CopyProperties>) -> CopyValues<'_> {
@@ -163,8 +172,10 @@ fn copy_values(c: &Option<CopyProperties>) -> CopyValues<'_> {
             Some(&c.source),
             Some(&c.progress),
             Some(to_nanos(c.completion_time)),
+            (c.status != CopyStatus::Success).then(|| c.status.as_str()),
+            c.description.as_deref(),
         ),
-        None => (None, None, None, None),
+        None => (None, None, None, None, None, None),
     }
 }
 
@@ -274,7 +285,8 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
     conn.prepare_cached(&format!(
         "INSERT INTO blobs (container_id, is_base, {}) VALUES
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, NULL, NULL)",
+          ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, NULL, NULL,
+          ?35, ?36)",
         &BLOB_COLUMNS["id, ".len()..BLOB_COLUMNS.len() - READ_ONLY_COLUMN.len()]
     ))?
     .execute(params![
@@ -312,6 +324,8 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
         tier.3,
         tier.4,
         b.version_id,
+        copy.4,
+        copy.5,
     ])?;
     let id = conn.last_insert_rowid();
     insert_extents(conn, id, 0, &b.extents)?;
@@ -335,6 +349,7 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
             committed_block_count = ?14, access_tier = ?15,
             copy_id = ?16, copy_source = ?17, copy_progress = ?18, copy_completion_time = ?19,
             creation_time = ?20, sealed = ?26, version_id = ?31, expires_at = NULL,
+            copy_status = ?32, copy_status_description = ?33,
             ({}) = (?21, ?22, ?23, ?24, ?25),
             ({}) = (?27, ?28, ?29, ?30)
          WHERE id = ?1",
@@ -373,6 +388,8 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
         tier.3,
         tier.4,
         b.version_id,
+        copy.4,
+        copy.5,
     ])?;
     insert_extents(conn, id, 0, &b.extents)?;
     Ok(old)
@@ -387,7 +404,8 @@ pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result
             content_encoding = ?5, content_language = ?6, content_md5 = ?7, cache_control = ?8,
             content_disposition = ?9, metadata = ?10,
             copy_id = ?11, copy_source = ?12, copy_progress = ?13, copy_completion_time = ?14,
-            ({}) = (?15, ?16, ?17, ?18, ?19), version_id = ?20
+            ({}) = (?15, ?16, ?17, ?18, ?19), version_id = ?20,
+            copy_status = ?21, copy_status_description = ?22
          WHERE id = ?1",
         lease_columns::COLUMNS
     ))?
@@ -412,6 +430,8 @@ pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result
         lease.3,
         lease.4,
         row.version_id,
+        copy.4,
+        copy.5,
     ])?;
     Ok(())
 }

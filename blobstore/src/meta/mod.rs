@@ -11,6 +11,7 @@ pub(crate) mod admin;
 mod blobs;
 mod blocks;
 mod containers;
+mod copies;
 mod deleted_containers;
 mod expiry;
 mod garbage;
@@ -163,6 +164,7 @@ fn stable_plans(conn: &Connection) -> Result<()> {
 pub(crate) use blobs::*;
 pub(crate) use blocks::*;
 pub(crate) use containers::*;
+pub(crate) use copies::*;
 pub(crate) use deleted_containers::*;
 pub(crate) use expiry::*;
 pub(crate) use garbage::*;

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 12;
+const SCHEMA_VERSION: i64 = 13;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -52,6 +52,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 12 {
         conn.execute_batch(V12)?;
+    }
+    if version < 13 {
+        conn.execute_batch(V13)?;
     }
     Ok(())
 }
@@ -247,6 +250,21 @@ const V12: &str = "
     ALTER TABLE blobs ADD COLUMN expires_at INTEGER;
     CREATE INDEX blobs_by_expiry ON blobs(expires_at) WHERE expires_at IS NOT NULL;
     PRAGMA user_version = 12;
+    COMMIT;
+";
+
+/// Version 13: copies from other hosts. A copy is pending while the
+/// server fetches its bytes, and may end failed or aborted; the status
+/// (NULL for `success`, what every earlier copy is) and its description
+/// are kept with the other copy columns, and the pending ones are found by
+/// a small index when the server starts (to end those a restart
+/// interrupted).
+const V13: &str = "
+    BEGIN;
+    ALTER TABLE blobs ADD COLUMN copy_status TEXT;
+    ALTER TABLE blobs ADD COLUMN copy_status_description TEXT;
+    CREATE INDEX blobs_copy_pending ON blobs(copy_status) WHERE copy_status = 'pending';
+    PRAGMA user_version = 13;
     COMMIT;
 ";
 
@@ -581,18 +599,14 @@ pub(crate) mod tests {
         );
     }
 
-    /// A version 7 database gains the tier columns, empty for the blobs
-    /// already there (their tier, if any, stays in `access_tier`).
-    #[test]
-    fn a_version_7_database_gains_the_tier_columns() {
-        let conn = Connection::open_in_memory().unwrap();
-        migrate(&conn).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE blobs DROP COLUMN access_tier_changed_at;
-             ALTER TABLE blobs DROP COLUMN rehydrate_to;
-             ALTER TABLE blobs DROP COLUMN rehydrate_priority;
-             ALTER TABLE blobs DROP COLUMN rehydrate_done_at;
-             DROP TABLE blob_tags;
+    /// Takes a database of this version back to version 9: drops what
+    /// versions 11 to 13 added (version 10 is unused).
+    const REWIND_TO_9: &str = "
+             DROP INDEX blobs_by_purge;
+             ALTER TABLE blobs DROP COLUMN version_id;
+             ALTER TABLE blobs DROP COLUMN deleted_at;
+             ALTER TABLE blobs DROP COLUMN purge_at;
+             DROP TABLE blob_delete_retention;
              DROP INDEX containers_by_purge;
              DROP INDEX blobs_by_expiry;
              ALTER TABLE containers DROP COLUMN deleted_name;
@@ -600,11 +614,54 @@ pub(crate) mod tests {
              ALTER TABLE containers DROP COLUMN deleted_at;
              ALTER TABLE containers DROP COLUMN purge_at;
              ALTER TABLE blobs DROP COLUMN expires_at;
-             DROP INDEX blobs_by_purge;
-             ALTER TABLE blobs DROP COLUMN version_id;
-             ALTER TABLE blobs DROP COLUMN deleted_at;
-             ALTER TABLE blobs DROP COLUMN purge_at;
-             DROP TABLE blob_delete_retention;
+             DROP INDEX blobs_copy_pending;
+             ALTER TABLE blobs DROP COLUMN copy_status;
+             ALTER TABLE blobs DROP COLUMN copy_status_description;
+             PRAGMA user_version = 9;";
+
+    /// A version 9 database gains the copy status columns; its copies
+    /// read as completed (NULL status) and none is pending.
+    #[test]
+    fn a_version_9_database_gains_the_copy_status() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(&format!(
+            "{REWIND_TO_9}
+             INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 default_encryption_scope, deny_encryption_scope_override)
+             VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
+             INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
+                 size, etag, last_modified, creation_time, metadata, copy_id, copy_source,
+                 copy_progress, copy_completion_time)
+             VALUES (1, 'b', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '', 'id', 'src', '0/0', 0);",
+        ))
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "blobs_copy_pending"));
+        let row: (Option<String>, Option<String>) = conn
+            .query_row(
+                "SELECT copy_status, copy_status_description FROM blobs",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (None, None));
+    }
+
+    /// A version 7 database gains the tier columns, empty for the blobs
+    /// already there (their tier, if any, stays in `access_tier`).
+    #[test]
+    fn a_version_7_database_gains_the_tier_columns() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(&format!(
+            "ALTER TABLE blobs DROP COLUMN access_tier_changed_at;
+             ALTER TABLE blobs DROP COLUMN rehydrate_to;
+             ALTER TABLE blobs DROP COLUMN rehydrate_priority;
+             ALTER TABLE blobs DROP COLUMN rehydrate_done_at;
+             DROP TABLE blob_tags;
+             {REWIND_TO_9}
              PRAGMA user_version = 7;
              INSERT INTO containers (id, account, name, etag, last_modified, metadata,
                  default_encryption_scope, deny_encryption_scope_override)
@@ -612,7 +669,7 @@ pub(crate) mod tests {
              INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
                  size, etag, last_modified, creation_time, metadata, access_tier)
              VALUES (1, 'b', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '', 'Cool');",
-        )
+        ))
         .unwrap();
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
@@ -632,22 +689,7 @@ pub(crate) mod tests {
     fn a_version_9_database_gains_soft_delete_and_expiry_columns() {
         let conn = Connection::open_in_memory().unwrap();
         migrate(&conn).unwrap();
-        conn.execute_batch(
-            "DROP INDEX containers_by_purge;
-             DROP INDEX blobs_by_expiry;
-             ALTER TABLE containers DROP COLUMN deleted_name;
-             ALTER TABLE containers DROP COLUMN deleted_version;
-             ALTER TABLE containers DROP COLUMN deleted_at;
-             ALTER TABLE containers DROP COLUMN purge_at;
-             ALTER TABLE blobs DROP COLUMN expires_at;
-             DROP INDEX blobs_by_purge;
-             ALTER TABLE blobs DROP COLUMN version_id;
-             ALTER TABLE blobs DROP COLUMN deleted_at;
-             ALTER TABLE blobs DROP COLUMN purge_at;
-             DROP TABLE blob_delete_retention;
-             PRAGMA user_version = 9;",
-        )
-        .unwrap();
+        conn.execute_batch(REWIND_TO_9).unwrap();
         insert_two_blobs(&conn);
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);
@@ -670,27 +712,15 @@ pub(crate) mod tests {
     fn a_version_9_database_gains_the_version_columns() {
         let conn = Connection::open_in_memory().unwrap();
         migrate(&conn).unwrap();
-        conn.execute_batch(
-            "DROP INDEX blobs_by_purge;
-             ALTER TABLE blobs DROP COLUMN version_id;
-             ALTER TABLE blobs DROP COLUMN deleted_at;
-             ALTER TABLE blobs DROP COLUMN purge_at;
-             DROP TABLE blob_delete_retention;
-             DROP INDEX containers_by_purge;
-             DROP INDEX blobs_by_expiry;
-             ALTER TABLE containers DROP COLUMN deleted_name;
-             ALTER TABLE containers DROP COLUMN deleted_version;
-             ALTER TABLE containers DROP COLUMN deleted_at;
-             ALTER TABLE containers DROP COLUMN purge_at;
-             ALTER TABLE blobs DROP COLUMN expires_at;
-             PRAGMA user_version = 9;
+        conn.execute_batch(&format!(
+            "{REWIND_TO_9}
              INSERT INTO containers (id, account, name, etag, last_modified, metadata,
                  default_encryption_scope, deny_encryption_scope_override)
              VALUES (1, 'a', 'c', 'e', 0, '', '', 0);
              INSERT INTO blobs (container_id, name, is_base, snapshot, committed, blob_type,
                  size, etag, last_modified, creation_time, metadata)
              VALUES (1, 'b', 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '');",
-        )
+        ))
         .unwrap();
         migrate(&conn).unwrap();
         assert_eq!(version(&conn), SCHEMA_VERSION);

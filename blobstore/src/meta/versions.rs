@@ -182,7 +182,8 @@ pub(crate) fn preserve(
         last_modified, creation_time, content_type, content_encoding, content_language,
         content_md5, cache_control, content_disposition, metadata, committed_block_count,
         access_tier, copy_id, copy_source, copy_progress, copy_completion_time, sealed,
-        access_tier_changed_at, rehydrate_to, rehydrate_priority, rehydrate_done_at";
+        access_tier_changed_at, rehydrate_to, rehydrate_priority, rehydrate_done_at,
+        copy_status, copy_status_description";
     let (at, purge) = deleted.map_or((None, None), |(a, p)| {
         (Some(to_nanos(a)), Some(to_nanos(p)))
     });

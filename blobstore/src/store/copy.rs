@@ -1,6 +1,7 @@
 //! Copy Blob within this server (docs/wire/blobs.md#copy-blob, docs/wire/blobs.md#abort-copy-blob). Every
-//! copy completes before its response: the destination shares the source's
-//! extents, so no bytes are copied and no copy is ever pending.
+//! copy within the server completes before its response: the destination
+//! shares the source's extents, so no bytes are copied. Copies from other
+//! hosts are in `remote_copy`; Abort Copy Blob stops those.
 
 use stowage_leases::{LeaseDuration, LeaseId};
 
@@ -243,6 +244,8 @@ impl Store {
                         progress: format!("{0}/{0}", source.size),
                         completion_time: rehydration.map_or(now, |r| r.done_at),
                         pending: false,
+                        status: crate::CopyStatus::Success,
+                        description: None,
                     }),
                     lease,
                     extents: meta::blob_extents(tx, source.id)?,
@@ -265,28 +268,39 @@ impl Store {
             .await
     }
 
-    /// Abort Copy Blob: no copy is ever pending in Stowage, so after the
-    /// existence and lease checks the answer is `NoPendingCopyOperation`.
+    /// Abort Copy Blob: a copy from another host that is still pending
+    /// with the id `copy_id` ends `aborted`, its destination left with no
+    /// bytes and the metadata the copy gave it (docs/wire/copy.md).
     ///
     /// # Errors
-    /// Always: `ContainerNotFound`, `BlobNotFound`, a lease refusal or
-    /// `NoPendingCopyOperation`.
+    /// `ContainerNotFound`, `BlobNotFound`, a lease refusal,
+    /// `NoPendingCopyOperation` (no copy pending: none ever was, it ended,
+    /// or it waits only for a rehydration), `CopyIdMismatch`.
     pub async fn abort_copy_blob(
         &self,
         account: &str,
         container: &ContainerName,
         blob: &BlobName,
         lease_id: Option<LeaseId>,
+        copy_id: &str,
     ) -> Result<()> {
         let now = self.now();
         let (account, container, blob) = (account.to_owned(), container.clone(), blob.clone());
+        let copy_id = copy_id.to_owned();
         self.inner
             .db
-            .call(move |conn| {
-                let cid = meta::container_id(conn, &account, container.as_str())?;
-                let row = super::blobs::require_committed(conn, cid, &blob, None, now)?;
+            .write(move |tx| {
+                let cid = meta::container_id(tx, &account, container.as_str())?;
+                let row = super::blobs::require_committed(tx, cid, &blob, None, now)?;
                 lease_after_write(Some(&row), lease_id.as_ref(), now)?;
-                Err(Error::NoPendingCopyOperation)
+                let copy = row
+                    .copy
+                    .filter(|c| c.status == crate::CopyStatus::Pending)
+                    .ok_or(Error::NoPendingCopyOperation)?;
+                if copy.id != copy_id {
+                    return Err(Error::CopyIdMismatch);
+                }
+                meta::end_copy(tx, row.id, crate::CopyStatus::Aborted, None, now)
             })
             .await
     }

@@ -9,6 +9,7 @@ mod copy;
 mod expiry;
 mod import;
 mod leases;
+mod remote_copy;
 mod service_cache;
 mod snapshots;
 mod tags;
@@ -48,6 +49,7 @@ pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use expiry::SetBlobExpiryInput;
 pub use import::{ImportBlobInput, ImportContainerInput, ImportPart};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
+pub use remote_copy::{CopiedBytes, CopyJob, INTERRUPTED_COPY, RemoteCopyInput, copy_progress};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 pub use tags::{
     FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobTagsInput, SetBlobTagsInput, TaggedBlob,
@@ -224,6 +226,7 @@ impl Store {
             }),
         };
         store.sweep_orphans().await?;
+        store.fail_interrupted_copies().await?;
         Ok(store)
     }
 

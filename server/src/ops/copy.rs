@@ -40,7 +40,9 @@ pub(crate) async fn snapshot_blob(ctx: &RequestContext) -> Result<HttpResponse, 
 
 /// The request's metadata if any `x-ms-meta-*` was sent (Snapshot and Copy
 /// keep the source's metadata otherwise).
-fn sent_metadata(ctx: &RequestContext) -> Result<Option<stowage_blobstore::Metadata>, ApiError> {
+pub(crate) fn sent_metadata(
+    ctx: &RequestContext,
+) -> Result<Option<stowage_blobstore::Metadata>, ApiError> {
     let sent = ctx
         .req
         .headers()
@@ -247,10 +249,17 @@ pub(crate) async fn source_access(
     Ok(SourceAccess::Public)
 }
 
-/// `x-ms-copy-source`, required, parsed: a URL of this server's data or
-/// the error the request is answered with (Stowage does not fetch from
-/// other hosts: `CannotVerifyCopySource`).
-pub(crate) fn copy_source_url(ctx: &RequestContext) -> Result<(&str, SourceUrl), ApiError> {
+/// Where `x-ms-copy-source` points.
+pub(crate) enum CopySourceUrl {
+    /// A blob of this server, read in-process.
+    Local(SourceUrl),
+    /// Anything on another host, read by the fetcher.
+    Remote(reqwest::Url),
+}
+
+/// `x-ms-copy-source`, required, parsed: a URL of this server's data, a
+/// URL on another host, or the error the request is answered with.
+pub(crate) fn copy_source_url(ctx: &RequestContext) -> Result<(&str, CopySourceUrl), ApiError> {
     let header = ctx
         .headers()
         .get("x-ms-copy-source")?
@@ -275,9 +284,11 @@ pub(crate) fn copy_source_url(ctx: &RequestContext) -> Result<(&str, SourceUrl),
         product_style: ctx.state.product_style_urls,
     };
     match parse_copy_source(header, &server) {
-        Ok(url) => Ok((header, url)),
+        Ok(url) => Ok((header, CopySourceUrl::Local(url))),
         Err(SourceError::Unparseable) => Err(bad_source()),
-        Err(SourceError::OtherHost) => Err(stowage_blobstore::Error::CannotVerifyCopySource.into()),
+        Err(SourceError::OtherHost) => crate::fetch::fetchable_url(header)
+            .map(|url| (header, CopySourceUrl::Remote(url)))
+            .map_err(|_| bad_source()),
     }
 }
 
@@ -285,8 +296,13 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
     ctx.forbid_snapshot()?;
     refuse_unsupported(ctx)?;
     let h = ctx.headers();
-    let (header, url) = copy_source_url(ctx)?;
     let sync = h.flag("x-ms-requires-sync")?;
+    let (header, url) = match copy_source_url(ctx)? {
+        (header, CopySourceUrl::Local(url)) => (header, url),
+        (header, CopySourceUrl::Remote(url)) => {
+            return super::copy_remote::copy_blob_from_remote(ctx, header, url, sync).await;
+        }
+    };
     let source_md5 = if sync {
         h.md5("x-ms-source-content-md5")?
     } else {
@@ -348,7 +364,8 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
 
 pub(crate) async fn abort_copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
     let h = ctx.headers();
-    ctx.query
+    let copy_id = ctx
+        .query
         .get("copyid")
         .ok_or(ApiError::MissingRequiredQueryParameter("copyid"))?;
     match h.get("x-ms-copy-action")? {
@@ -367,8 +384,11 @@ pub(crate) async fn abort_copy_blob(ctx: &RequestContext) -> Result<HttpResponse
             &ctx.container()?,
             &ctx.blob()?,
             h.lease_id()?,
+            copy_id,
         )
         .await?;
+    // The copy is aborted once the store says so; this stops its fetch.
+    ctx.state.fetcher.cancel(copy_id);
     Ok(HttpResponse::NoContent().finish())
 }
 

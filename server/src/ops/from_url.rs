@@ -5,19 +5,20 @@
 //! Get Blob reads it and streamed into the same write path a request body
 //! takes: the source is never held whole in memory.
 //!
-//! Sources are blobs of this server (any of its accounts). A URL of another
-//! host answers `CannotVerifyCopySource`, as Copy Blob does.
+//! A source on this server (any of its accounts) is read in-process; a
+//! source on another host is read by the fetcher, its own refusal answered
+//! as `CannotVerifyCopySource` with its status.
 
 use actix_web::HttpResponse;
 use futures::TryStreamExt;
 use stowage_blobstore::conditions::{self, Current};
 use stowage_blobstore::{
-    AppendBlockInput, BlobName, BlobProperties, BlobType, ByteRange, ConditionKind, Conditions,
-    ContainerName, ContentProperties, GetBlobInput, PutBlobInput, PutBlockInput,
+    AppendBlockInput, BlobName, BlobType, ByteRange, ConditionKind, Conditions, ContainerName,
+    ContentProperties, GetBlobInput, PutBlobInput, PutBlockInput,
 };
 
 use super::blob::refuse_unsupported;
-use super::copy::{copy_source_url, source_access, source_refused};
+use super::copy::{CopySourceUrl, copy_source_url, source_access, source_refused};
 use crate::error::ApiError;
 use crate::request::RequestContext;
 use crate::response;
@@ -27,8 +28,8 @@ const PUT_BLOB_FROM_URL_MAX: u64 = 5000 * 1024 * 1024;
 
 /// The bytes of a source, opened.
 struct Source {
-    /// The source's properties (of the version read).
-    properties: BlobProperties,
+    /// The source's content properties (of the version read).
+    content: ContentProperties,
     /// How many bytes the body yields.
     length: u64,
     /// The bytes, as a request body stream.
@@ -88,7 +89,21 @@ async fn open_source(
     }
     let source_conditions = h.source_conditions()?;
     conditions::validate(&source_conditions, ConditionKind::Source)?;
-    let (_, url) = copy_source_url(ctx)?;
+    let url = match copy_source_url(ctx)? {
+        (_, CopySourceUrl::Local(url)) => url,
+        (_, CopySourceUrl::Remote(url)) => {
+            let opened =
+                super::copy_remote::open_remote_source(ctx, url, range, max, &source_conditions)
+                    .await?;
+            return Ok(Source {
+                content: crate::fetch::source_content(&opened.headers),
+                length: opened.length,
+                body: opened.body,
+                md5,
+                crc64,
+            });
+        }
+    };
     source_access(ctx, &url, true).await?;
     let container = ContainerName::parse(&url.container)
         .map_err(|_| source_refused(404, "ContainerNotFound"))?;
@@ -126,7 +141,7 @@ async fn open_source(
         return Err(ApiError::RequestBodyTooLarge { max });
     }
     Ok(Source {
-        properties: out.properties,
+        content: out.properties.content,
         length,
         body: Box::pin(out.body.map_err(std::io::Error::other)),
         md5,
@@ -286,7 +301,7 @@ pub(crate) async fn put_blob_from_url(ctx: &RequestContext) -> Result<HttpRespon
     let mut source = open_source(ctx, None, PUT_BLOB_FROM_URL_MAX).await?;
     let content = from_url_content(
         sent_content,
-        &source.properties.content,
+        &source.content,
         copy_properties,
         content_type_sent,
     );

@@ -8,6 +8,7 @@ mod blob;
 mod block;
 mod container;
 mod copy;
+mod copy_remote;
 pub(crate) mod cors;
 mod expiry;
 mod from_url;

@@ -226,14 +226,14 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     }
     if let (true, Some(copy)) = (include.copy, &b.copy) {
         w.element("CopyId", &copy.id);
-        w.element(
-            "CopyStatus",
-            if copy.pending { "pending" } else { "success" },
-        );
+        w.element("CopyStatus", copy.status_str());
         w.element("CopySource", &copy.source);
         w.element("CopyProgress", &copy.progress);
         if !copy.pending {
             w.element("CopyCompletionTime", &http_date(copy.completion_time));
+        }
+        if let Some(description) = &copy.description {
+            w.element("CopyStatusDescription", description);
         }
     }
     w.element("ServerEncrypted", "true");

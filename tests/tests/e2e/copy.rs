@@ -370,7 +370,7 @@ async fn copy_from_a_missing_source_of_the_same_account_is_404_as_a_read_of_it()
 }
 
 #[tokio::test]
-async fn copy_from_another_host_is_404_cannot_verify_copy_source() {
+async fn copy_from_an_unreachable_host_is_404_cannot_verify_copy_source() {
     let server = TestServer::start().await;
     let (c, ctr) = setup(&server).await;
     c.put_blob(&ctr, "b", b"x").await;

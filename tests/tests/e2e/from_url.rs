@@ -288,7 +288,7 @@ async fn put_blob_from_url_copies_bytes_and_by_default_the_content_properties() 
 }
 
 #[tokio::test]
-async fn a_source_on_another_host_is_not_fetched() {
+async fn an_unreachable_source_on_another_host_is_404() {
     let server = TestServer::start().await;
     let (c, _) = source(&server, b"x").await;
     let r = put_block_from_url(&server, &c, 1, "http://192.0.2.1:9/acct/c/b", None).await;

@@ -1,0 +1,172 @@
+//! Copies from other hosts in the engine: the pending destination, progress,
+//! completion, failure, abort, a copy overwritten while it runs, and a
+//! restart that interrupts one.
+
+mod support;
+
+use std::sync::Arc;
+
+use stowage_blobstore::*;
+use support::*;
+
+fn copy_input(c: &str, b: &str, size: u64) -> RemoteCopyInput {
+    RemoteCopyInput {
+        account: ACCOUNT.to_owned(),
+        container: container(c),
+        blob: blob(b),
+        source_header: "http://elsewhere.test/data.bin".to_owned(),
+        metadata: metadata(&[("kept", "1")]),
+        content: ContentProperties {
+            content_type: Some("text/csv".to_owned()),
+            ..ContentProperties::default()
+        },
+        size,
+        conditions: Conditions::default(),
+        lease_id: None,
+        access_tier: None,
+        tags: Default::default(),
+        expected_md5: None,
+    }
+}
+
+async fn copy_of(store: &Store, c: &str, b: &str) -> (BlobProperties, CopyProperties) {
+    let p = store.get_blob_properties(get_input(c, b)).await.unwrap();
+    let copy = p.copy.clone().expect("copy properties");
+    (p, copy)
+}
+
+async fn open(dir: &std::path::Path, clock: Arc<ManualClock>) -> Store {
+    Store::open(StoreConfig::at(dir), clock).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_is_pending_with_no_bytes_then_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
+    create_container(&store, "rcopy").await;
+    let data = vec![7u8; 100_000];
+    let (out, job) = store
+        .begin_remote_copy(copy_input("rcopy", "b", data.len() as u64))
+        .await
+        .unwrap();
+    assert!(out.pending);
+    let (p, copy) = copy_of(&store, "rcopy", "b").await;
+    assert_eq!((p.size, copy.status_str()), (0, "pending"));
+    assert_eq!(copy.progress, "0/100000");
+    assert_eq!(p.metadata, metadata(&[("kept", "1")]));
+    assert!(store.record_copy_progress(&job, 4000).await.unwrap());
+    assert_eq!(
+        copy_of(&store, "rcopy", "b").await.1.progress,
+        "4000/100000"
+    );
+
+    let bytes = store
+        .write_copied_bytes(body(&data), data.len() as u64)
+        .await
+        .unwrap();
+    assert!(store.complete_remote_copy(&job, bytes).await.unwrap());
+    let (p, copy) = copy_of(&store, "rcopy", "b").await;
+    assert_eq!((p.size, copy.status_str()), (100_000, "success"));
+    assert_eq!(copy.progress, "100000/100000");
+    assert_eq!(copy.id, out.copy_id);
+    assert_ne!(
+        p.version.etag, out.version.etag,
+        "the bytes are a new version"
+    );
+    assert_eq!(p.content.content_type.as_deref(), Some("text/csv"));
+    assert_eq!(get(&store, "rcopy", "b").await, data);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_copy_keeps_no_bytes_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
+    create_container(&store, "rcopy").await;
+    let (_, job) = store
+        .begin_remote_copy(copy_input("rcopy", "b", 10))
+        .await
+        .unwrap();
+    let short = store.write_copied_bytes(body(b"12345"), 10).await;
+    assert!(matches!(short, Err(Error::BodyLengthMismatch { .. })));
+    store
+        .fail_remote_copy(&job, "500 InternalError \"cut\"".to_owned())
+        .await
+        .unwrap();
+    let (p, copy) = copy_of(&store, "rcopy", "b").await;
+    assert_eq!((p.size, copy.status_str()), (0, "failed"));
+    assert_eq!(
+        copy.description.as_deref(),
+        Some("500 InternalError \"cut\"")
+    );
+    assert!(!store.record_copy_progress(&job, 5).await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_needs_the_pending_copys_id_and_drops_late_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
+    create_container(&store, "rcopy").await;
+    let (c, b) = (container("rcopy"), blob("b"));
+    let (out, job) = store
+        .begin_remote_copy(copy_input("rcopy", "b", 3))
+        .await
+        .unwrap();
+    let wrong = store
+        .abort_copy_blob(ACCOUNT, &c, &b, None, "not-this-copy")
+        .await;
+    assert!(matches!(wrong, Err(Error::CopyIdMismatch)), "{wrong:?}");
+    store
+        .abort_copy_blob(ACCOUNT, &c, &b, None, &out.copy_id)
+        .await
+        .unwrap();
+    let (p, copy) = copy_of(&store, "rcopy", "b").await;
+    assert_eq!((p.size, copy.status_str()), (0, "aborted"));
+    assert_eq!(p.metadata, metadata(&[("kept", "1")]));
+    let again = store
+        .abort_copy_blob(ACCOUNT, &c, &b, None, &out.copy_id)
+        .await;
+    assert!(
+        matches!(again, Err(Error::NoPendingCopyOperation)),
+        "{again:?}"
+    );
+    // Bytes that arrive after the abort are not kept.
+    let bytes = store.write_copied_bytes(body(b"abc"), 3).await.unwrap();
+    assert!(!store.complete_remote_copy(&job, bytes).await.unwrap());
+    assert_eq!(
+        copy_of(&store, "rcopy", "b").await.1.status_str(),
+        "aborted"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_over_a_pending_copy_ends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
+    create_container(&store, "rcopy").await;
+    let (_, job) = store
+        .begin_remote_copy(copy_input("rcopy", "b", 3))
+        .await
+        .unwrap();
+    put(&store, "rcopy", "b", b"mine").await;
+    assert!(!store.record_copy_progress(&job, 1).await.unwrap());
+    let bytes = store.write_copied_bytes(body(b"abc"), 3).await.unwrap();
+    assert!(!store.complete_remote_copy(&job, bytes).await.unwrap());
+    assert_eq!(get(&store, "rcopy", "b").await, b"mine");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_ends_a_pending_copy_as_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let store = open(dir.path(), clock.clone()).await;
+    create_container(&store, "rcopy").await;
+    store
+        .begin_remote_copy(copy_input("rcopy", "b", 3))
+        .await
+        .unwrap();
+    drop(store);
+    let store = open(dir.path(), clock).await;
+    let (p, copy) = copy_of(&store, "rcopy", "b").await;
+    assert_eq!((p.size, copy.status_str()), (0, "failed"));
+    assert_eq!(copy.description.as_deref(), Some(INTERRUPTED_COPY));
+}

@@ -1,0 +1,276 @@
+//! Copies from other hosts (docs/wire/copy.md): Copy Blob (asynchronous,
+//! fetched in the background), Copy Blob From URL (synchronous), and the
+//! source reading the From-URL writes share.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use actix_web::HttpResponse;
+use futures::{StreamExt, TryStreamExt};
+use stowage_blobstore::conditions::{self, ConditionFailure, Current};
+use stowage_blobstore::{ByteRange, ConditionKind, Conditions, CopyJob, RemoteCopyInput, Store};
+
+use crate::error::ApiError;
+use crate::fetch::{
+    Fetcher, Opened, source_content, source_etag, source_last_modified, source_metadata,
+};
+use crate::request::RequestContext;
+use crate::response;
+
+/// The largest source Copy Blob From URL copies (256 MiB).
+const SYNC_COPY_MAX: u64 = 256 * 1024 * 1024;
+
+/// How often a running copy records its progress.
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// Opens a copy source on another host for the request in `ctx`: sends
+/// `x-ms-copy-source-authorization` as `Authorization`, asks for `range`
+/// when given, checks the source conditions against the source's ETag and
+/// Last-Modified and the length against `max`. Every copy from another
+/// host reads its source through here (Upload Pages From URL may too).
+///
+/// # Errors
+/// `CannotVerifyCopySource` (the source's refusal, a redirect, no
+/// length), `SourceConditionNotMet`, `RequestBodyTooLarge`.
+pub(crate) async fn open_remote_source(
+    ctx: &RequestContext,
+    url: reqwest::Url,
+    range: Option<ByteRange>,
+    max: u64,
+    source_conditions: &Conditions,
+) -> Result<Opened, ApiError> {
+    let authorization = ctx.headers().get("x-ms-copy-source-authorization")?;
+    let opened = ctx.state.fetcher.open(url, range, authorization).await?;
+    check_source_conditions(source_conditions, &opened.headers)?;
+    if opened.length > max {
+        return Err(ApiError::RequestBodyTooLarge { max });
+    }
+    Ok(opened)
+}
+
+/// Evaluates the source conditions against a source's answer: the ETag
+/// conditions against its `ETag` (none: an ETag nothing matches), the date
+/// conditions against its `Last-Modified` (none: they fail), and
+/// `x-ms-source-if-tags` fails (the tags of a source elsewhere are unknown).
+fn check_source_conditions(
+    source_conditions: &Conditions,
+    headers: &reqwest::header::HeaderMap,
+) -> Result<(), ApiError> {
+    let not_met = || stowage_blobstore::Error::Condition(ConditionFailure::SourceConditionNotMet);
+    let dated = source_conditions.if_modified_since.is_some()
+        || source_conditions.if_unmodified_since.is_some();
+    let modified = source_last_modified(headers);
+    if (dated && modified.is_none()) || source_conditions.if_tags.is_some() {
+        return Err(not_met().into());
+    }
+    let etag = source_etag(headers).unwrap_or_default();
+    let current = Some(Current {
+        etag: &etag,
+        // Read by the date conditions only, which need the header.
+        last_modified: modified.unwrap_or(std::time::UNIX_EPOCH),
+    });
+    conditions::evaluate(source_conditions, current, ConditionKind::Source)?;
+    Ok(())
+}
+
+/// Copy Blob and Copy Blob From URL (`sync`) with a source on another host
+/// (the caller has refused a snapshot target and unsupported headers).
+pub(crate) async fn copy_blob_from_remote(
+    ctx: &RequestContext,
+    header: &str,
+    url: reqwest::Url,
+    sync: bool,
+) -> Result<HttpResponse, ApiError> {
+    let h = ctx.headers();
+    let source_md5 = if sync {
+        h.md5("x-ms-source-content-md5")?
+    } else {
+        None
+    };
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Create)?;
+    let source_conditions = h.source_conditions()?;
+    conditions::validate(&source_conditions, ConditionKind::Source)?;
+    let metadata = super::copy::sent_metadata(ctx)?;
+    let lease_id = h.lease_id()?;
+    let access_tier = super::blob::access_tier(ctx)?;
+    let tags = h.tags()?;
+    let (account, container, blob) = (ctx.account().to_owned(), ctx.container()?, ctx.blob()?);
+    let max = if sync { SYNC_COPY_MAX } else { u64::MAX };
+    let opened = open_remote_source(ctx, url, None, max, &source_conditions).await?;
+    let input = RemoteCopyInput {
+        account,
+        container,
+        blob,
+        source_header: header.to_owned(),
+        metadata: metadata.unwrap_or_else(|| source_metadata(&opened.headers)),
+        content: source_content(&opened.headers),
+        size: opened.length,
+        conditions,
+        lease_id,
+        access_tier,
+        tags,
+        expected_md5: source_md5,
+    };
+    let store = ctx.store();
+    let (out, status) = if sync {
+        (
+            store.copy_blob_from_stream(input, opened.body).await?,
+            "success",
+        )
+    } else {
+        let (out, job) = store.begin_remote_copy(input).await?;
+        let token = ctx.state.fetcher.register(&job.copy_id);
+        actix_web::rt::spawn(run_copy(
+            store.clone(),
+            ctx.state.fetcher.clone(),
+            job,
+            opened,
+            token,
+        ));
+        (out, "pending")
+    };
+    let mut b = HttpResponse::Accepted();
+    response::version(&mut b, &out.version);
+    b.insert_header(("x-ms-copy-id", out.copy_id));
+    b.insert_header(("x-ms-copy-status", status));
+    if let Some(md5) = &source_md5 {
+        b.insert_header(("content-md5", response::md5_base64(md5)));
+    }
+    Ok(b.finish())
+}
+
+/// Fetches the bytes of an asynchronous copy into its destination,
+/// recording progress, until they are all there, the fetch fails, or the
+/// copy is aborted (`cancel`, or the destination stops being this copy).
+/// A stop ends the body early, so the write fails and removes its partial
+/// extent at once.
+async fn run_copy(
+    store: Store,
+    fetcher: Arc<Fetcher>,
+    job: CopyJob,
+    opened: Opened,
+    cancel: tokio_util::sync::CancellationToken,
+) {
+    let copied = Arc::new(AtomicU64::new(0));
+    let counter = copied.clone();
+    let body = opened
+        .body
+        .take_until(Box::pin(cancel.clone().cancelled_owned()))
+        .inspect_ok(move |chunk| {
+            counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        });
+    let mut write = Box::pin(store.write_copied_bytes(body, job.size));
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let written = loop {
+        tokio::select! {
+            written = &mut write => break written,
+            _ = tick.tick(), if !cancel.is_cancelled() => {
+                let now = copied.load(Ordering::Relaxed);
+                if let Ok(false) = store.record_copy_progress(&job, now).await {
+                    cancel.cancel();
+                }
+            }
+        }
+    };
+    fetcher.forget(&job.copy_id);
+    let ended = match written {
+        // Aborted or written over: the store already shows the outcome.
+        _ if cancel.is_cancelled() => Ok(()),
+        Ok(bytes) => store.complete_remote_copy(&job, bytes).await.map(|_| ()),
+        Err(e) => {
+            let description = failure_description(&e, copied.load(Ordering::Relaxed), job.size);
+            store.fail_remote_copy(&job, description).await
+        }
+    };
+    if let Err(e) = ended {
+        tracing::error!(copy_id = %job.copy_id, "ending a copy failed: {e}");
+    }
+}
+
+/// `x-ms-copy-status-description` of a copy whose fetch failed.
+fn failure_description(e: &stowage_blobstore::Error, copied: u64, total: u64) -> String {
+    use stowage_blobstore::Error as E;
+    let why = match e {
+        E::BodyLengthMismatch { received, .. } if *received < total => {
+            format!("The copy source's answer ended after {received} of {total} bytes.")
+        }
+        E::BodyLengthMismatch { received, .. } => {
+            format!(
+                "The copy source's answer was longer than it said ({received} of {total} bytes)."
+            )
+        }
+        E::Body(io) => format!(
+            "Reading the copy source failed after {} of {total} bytes: {io}",
+            copied.min(total)
+        ),
+        other => format!("Writing the copy failed: {other}"),
+    };
+    format!("500 InternalError \"{why}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stowage_blobstore::conditions::EtagMatch;
+
+    #[test]
+    fn source_conditions_against_the_sources_answer() {
+        let date = |s: &str| httpdate::parse_http_date(s).unwrap();
+        let modified = "Fri, 27 Nov 2026 10:00:00 GMT";
+        let full = |h: &mut reqwest::header::HeaderMap| {
+            h.insert("etag", "\"v1\"".parse().unwrap());
+            h.insert("last-modified", modified.parse().unwrap());
+        };
+        let mut with_both = reqwest::header::HeaderMap::new();
+        full(&mut with_both);
+        let mut etag_only = reqwest::header::HeaderMap::new();
+        etag_only.insert("etag", "\"v1\"".parse().unwrap());
+        let none = reqwest::header::HeaderMap::new();
+        let if_match = |e: &str| Conditions {
+            if_match: Some(EtagMatch::List(vec![e.to_owned()])),
+            ..Conditions::default()
+        };
+        let unmodified_since = |d: &str| Conditions {
+            if_unmodified_since: Some(date(d)),
+            ..Conditions::default()
+        };
+        // (conditions, answer's headers, holds)
+        let cases = [
+            (Conditions::default(), &none, true),
+            (if_match("v1"), &with_both, true),
+            (if_match("v1"), &etag_only, true),
+            (if_match("v2"), &with_both, false),
+            (if_match("v1"), &none, false),
+            (unmodified_since(modified), &with_both, true),
+            (
+                unmodified_since("Fri, 27 Nov 2026 09:00:00 GMT"),
+                &with_both,
+                false,
+            ),
+            (unmodified_since(modified), &etag_only, false),
+        ];
+        for (i, (c, headers, holds)) in cases.into_iter().enumerate() {
+            let got = check_source_conditions(&c, headers);
+            assert_eq!(got.is_ok(), holds, "case {i}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn failure_descriptions_say_how_far_the_copy_came() {
+        let short = stowage_blobstore::Error::BodyLengthMismatch {
+            declared: 100,
+            received: 10,
+        };
+        assert_eq!(
+            failure_description(&short, 10, 100),
+            "500 InternalError \"The copy source's answer ended after 10 of 100 bytes.\""
+        );
+        let io = stowage_blobstore::Error::Body(std::io::Error::other("reset"));
+        let d = failure_description(&io, 40, 100);
+        assert!(d.starts_with("500 InternalError \""), "{d}");
+        assert!(d.contains("after 40 of 100 bytes"), "{d}");
+    }
+}

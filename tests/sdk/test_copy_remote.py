@@ -1,0 +1,377 @@
+"""Copies from other hosts through the SDK: start_copy_from_url (pending,
+progress, success, failure, abort), Copy Blob From URL, and the From-URL
+writes, with sources on a second Stowage server (read through a SAS) and on
+a plain HTTP server on loopback; and a copy interrupted by kill -9 of the
+destination server."""
+
+import hashlib
+import http.server
+import os
+import shutil
+import signal
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from email.utils import formatdate
+from pathlib import Path
+
+import pytest
+from azure.core import MatchConditions
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
+from azure.storage.blob import (
+    BlobBlock,
+    BlobSasPermissions,
+    BlobServiceClient,
+    ContentSettings,
+    generate_blob_sas,
+)
+
+import conftest
+from helpers import ACCOUNT_KEY, ACCOUNT_NAME, CLIENT_OPTIONS, unique_name
+
+# The plain HTTP source: a generated file, and routes that fail.
+DATA = hashlib.sha256(b"stowage").digest() * (3 * 1024 * 1024 // 32)
+DATA_ETAG = '"data-v1"'
+DATA_MODIFIED = formatdate(1_700_000_000, usegmt=True)
+# The stalling route sends this much, then waits until released.
+STALL_SENT = 64 * 1024
+STALL_TOTAL = 1024 * 1024
+# How long a test waits for a background copy to reach a state.
+WAIT_SECONDS = 30
+
+
+class _Source(http.server.BaseHTTPRequestHandler):
+    release = threading.Event()
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path.startswith("/data.bin"):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(DATA)))
+            self.send_header("Content-Type", "application/x-test")
+            self.send_header("ETag", DATA_ETAG)
+            self.send_header("Last-Modified", DATA_MODIFIED)
+            self.end_headers()
+            self.wfile.write(DATA)
+        elif self.path.startswith("/redirect"):
+            self.send_response(302)
+            self.send_header("Location", "/data.bin")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif self.path.startswith("/stall"):
+            self.send_response(200)
+            self.send_header("Content-Length", str(STALL_TOTAL))
+            self.end_headers()
+            self.wfile.write(DATA[:STALL_SENT])
+            self.wfile.flush()
+            self.release.wait(120)
+        elif self.path.startswith("/short"):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(DATA)))
+            self.end_headers()
+            self.wfile.write(DATA[: len(DATA) // 2])
+        else:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+
+@pytest.fixture(scope="module")
+def http_source():
+    """Base URL of a plain HTTP server on loopback (see `_Source`)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Source)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        _Source.release.set()
+        server.shutdown()
+        server.server_close()
+
+
+def _start_server(tmp_path_factory, name, data_dir=None):
+    binary = Path(os.environ.get("STOWAGE_BIN", conftest.DEFAULT_BIN))
+    data_dir = data_dir or tmp_path_factory.mktemp(f"stowage-{name}-data")
+    log = tmp_path_factory.getbasetemp() / f"stowage-{name}-{time.monotonic_ns()}.log"
+    server = conftest._Server(binary, data_dir, log)
+    server.wait_ready()
+    return server, data_dir
+
+
+def _service(server):
+    return BlobServiceClient(
+        f"http://127.0.0.1:{server.port}/{ACCOUNT_NAME}",
+        credential={"account_name": ACCOUNT_NAME, "account_key": ACCOUNT_KEY},
+        **CLIENT_OPTIONS,
+    )
+
+
+@pytest.fixture(scope="module")
+def other_server(tmp_path_factory):
+    """A second Stowage server: the source of the copies."""
+    server, data_dir = _start_server(tmp_path_factory, "source")
+    try:
+        yield _service(server)
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def source_container(other_server, request):
+    client = other_server.get_container_client(unique_name("src"))
+    client.create_container()
+    yield client
+    client.delete_container()
+
+
+def sas_url(blob, permission=None):
+    token = generate_blob_sas(
+        blob.account_name,
+        blob.container_name,
+        blob.blob_name,
+        account_key=ACCOUNT_KEY,
+        permission=permission or BlobSasPermissions(read=True),
+        expiry=datetime.now(timezone.utc) + timedelta(hours=1),
+    )
+    return f"{blob.url}?{token}"
+
+
+def wait_for(blob, done):
+    """The blob's properties once `done(props)` holds (a background copy
+    moves on its own; this only waits for it)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        props = blob.get_blob_properties()
+        if done(props):
+            return props
+        assert time.monotonic() < deadline, f"copy still {props.copy.status} {props.copy.progress}"
+        time.sleep(0.02)
+
+
+def wait_for_end(blob):
+    return wait_for(blob, lambda p: p.copy.status != "pending")
+
+
+def test_copy_from_another_stowage_server_is_pending_then_success(container, source_container):
+    data = os.urandom(2 * 1024 * 1024 + 7)
+    src = source_container.get_blob_client("src")
+    src.upload_blob(
+        data,
+        metadata={"origin": "other"},
+        content_settings=ContentSettings(content_type="text/csv", cache_control="no-cache"),
+    )
+    url = sas_url(src)
+    dst = container.get_blob_client("dst")
+    started = dst.start_copy_from_url(url)
+    assert started["copy_status"] == "pending"
+    props = wait_for_end(dst)
+    assert props.copy.status == "success"
+    assert props.copy.id == started["copy_id"]
+    assert props.copy.source == url
+    assert props.copy.progress == f"{len(data)}/{len(data)}"
+    assert props.copy.completion_time is not None
+    assert props.size == len(data)
+    assert props.metadata == {"origin": "other"}
+    assert props.content_settings.content_type == "text/csv"
+    assert props.content_settings.cache_control == "no-cache"
+    assert bytes(props.content_settings.content_md5) == hashlib.md5(data).digest()
+    assert dst.download_blob().readall() == data
+
+
+def test_copy_with_metadata_keeps_the_requests(container, source_container):
+    src = source_container.get_blob_client("src")
+    src.upload_blob(b"abc", metadata={"origin": "other"})
+    dst = container.get_blob_client("dst")
+    dst.start_copy_from_url(sas_url(src), metadata={"mine": "yes"})
+    props = wait_for_end(dst)
+    assert (props.copy.status, props.metadata) == ("success", {"mine": "yes"})
+
+
+def test_copy_from_a_plain_http_server(container, http_source):
+    dst = container.get_blob_client("dst")
+    started = dst.start_copy_from_url(f"{http_source}/data.bin")
+    assert started["copy_status"] == "pending"
+    props = wait_for_end(dst)
+    assert props.copy.status == "success"
+    assert props.copy.progress == f"{len(DATA)}/{len(DATA)}"
+    assert props.content_settings.content_type == "application/x-test"
+    assert dst.download_blob().readall() == DATA
+
+
+def test_a_missing_source_is_404_cannot_verify_copy_source(container, http_source):
+    dst = container.get_blob_client("dst")
+    with pytest.raises(ResourceNotFoundError) as info:
+        dst.start_copy_from_url(f"{http_source}/missing")
+    assert info.value.status_code == 404
+    assert info.value.error_code == "CannotVerifyCopySource"
+    assert "<CopySourceStatusCode>404</CopySourceStatusCode>" in info.value.response.text()
+    assert not dst.exists()
+
+
+def test_a_missing_blob_on_another_server_carries_its_code(container, source_container):
+    dst = container.get_blob_client("dst")
+    missing = source_container.get_blob_client("no-such-blob")
+    with pytest.raises(ResourceNotFoundError) as info:
+        dst.start_copy_from_url(sas_url(missing))
+    assert info.value.error_code == "CannotVerifyCopySource"
+    body = info.value.response.text()
+    assert "<CopySourceStatusCode>404</CopySourceStatusCode>" in body
+    assert "<CopySourceErrorCode>BlobNotFound</CopySourceErrorCode>" in body
+    # Without a SAS, the other server refuses the anonymous read of a
+    # private container as the service does (404 ResourceNotFound), and
+    # that is the answer passed on.
+    src = source_container.get_blob_client("src")
+    src.upload_blob(b"x")
+    with pytest.raises(HttpResponseError) as info:
+        dst.start_copy_from_url(src.url)
+    assert (info.value.status_code, info.value.error_code) == (404, "CannotVerifyCopySource")
+    assert "<CopySourceErrorCode>ResourceNotFound</CopySourceErrorCode>" in (
+        info.value.response.text()
+    )
+
+
+def test_a_redirected_source_is_refused(container, http_source):
+    dst = container.get_blob_client("dst")
+    with pytest.raises(HttpResponseError) as info:
+        dst.start_copy_from_url(f"{http_source}/redirect")
+    assert (info.value.status_code, info.value.error_code) == (400, "CannotVerifyCopySource")
+    assert "redirected response (HTTP status code 302)" in info.value.response.text()
+    assert not dst.exists()
+
+
+def test_a_source_that_breaks_off_ends_failed(container, http_source):
+    dst = container.get_blob_client("dst")
+    dst.start_copy_from_url(f"{http_source}/short")
+    props = wait_for_end(dst)
+    assert props.copy.status == "failed"
+    assert props.copy.status_description.startswith("500 InternalError ")
+    assert f"after {len(DATA) // 2} of {len(DATA)} bytes" in props.copy.status_description
+    assert props.size == 0
+
+
+def test_progress_moves_and_abort_stops_the_copy(container, http_source):
+    dst = container.get_blob_client("dst")
+    started = dst.start_copy_from_url(f"{http_source}/stall", metadata={"kept": "1"})
+    copy_id = started["copy_id"]
+    props = wait_for(dst, lambda p: p.copy.progress == f"{STALL_SENT}/{STALL_TOTAL}")
+    assert props.copy.status == "pending"
+    assert props.size == 0
+    # Listing shows the same copy state.
+    listed = next(iter(container.list_blobs(include=["copy"])))
+    assert (listed.copy.status, listed.copy.id) == ("pending", copy_id)
+    with pytest.raises(HttpResponseError) as info:
+        dst.abort_copy("00000000-0000-0000-0000-000000000000")
+    assert (info.value.status_code, info.value.error_code) == (409, "CopyIdMismatch")
+    dst.abort_copy(copy_id)
+    props = dst.get_blob_properties()
+    assert props.copy.status == "aborted"
+    assert props.size == 0
+    assert props.metadata == {"kept": "1"}
+    assert dst.download_blob().readall() == b""
+    with pytest.raises(HttpResponseError) as info:
+        dst.abort_copy(copy_id)
+    assert (info.value.status_code, info.value.error_code) == (409, "NoPendingCopyOperation")
+
+
+def test_abort_of_a_finished_copy_is_409(container, http_source):
+    dst = container.get_blob_client("dst")
+    started = dst.start_copy_from_url(f"{http_source}/data.bin")
+    wait_for_end(dst)
+    with pytest.raises(HttpResponseError) as info:
+        dst.abort_copy(started["copy_id"])
+    assert (info.value.status_code, info.value.error_code) == (409, "NoPendingCopyOperation")
+
+
+def test_copy_blob_from_url_from_another_server_completes_at_once(container, source_container):
+    data = os.urandom(300_000)
+    src = source_container.get_blob_client("src")
+    src.upload_blob(data)
+    dst = container.get_blob_client("dst")
+    out = dst.start_copy_from_url(sas_url(src), requires_sync=True)
+    assert out["copy_status"] == "success"
+    props = dst.get_blob_properties()
+    assert (props.copy.status, props.copy.progress) == ("success", f"{len(data)}/{len(data)}")
+    assert dst.download_blob().readall() == data
+
+
+def test_source_conditions_are_checked_against_the_sources_answer(container, http_source):
+    dst = container.get_blob_client("dst")
+    with pytest.raises(HttpResponseError) as info:
+        dst.start_copy_from_url(
+            f"{http_source}/data.bin",
+            source_etag='"other"',
+            source_match_condition=MatchConditions.IfNotModified,
+        )
+    assert (info.value.status_code, info.value.error_code) == (412, "SourceConditionNotMet")
+    assert not dst.exists()
+    dst.start_copy_from_url(
+        f"{http_source}/data.bin",
+        requires_sync=True,
+        source_etag=DATA_ETAG,
+        source_match_condition=MatchConditions.IfNotModified,
+    )
+    assert dst.download_blob().readall() == DATA
+
+
+def test_upload_blob_from_url_from_another_server(container, source_container):
+    data = os.urandom(500_000)
+    src = source_container.get_blob_client("src")
+    src.upload_blob(data, content_settings=ContentSettings(content_type="image/png"))
+    dst = container.get_blob_client("dst")
+    dst.upload_blob_from_url(sas_url(src))
+    props = dst.get_blob_properties()
+    assert props.content_settings.content_type == "image/png"
+    assert dst.download_blob().readall() == data
+    with pytest.raises(HttpResponseError) as info:
+        dst.upload_blob_from_url(sas_url(source_container.get_blob_client("nope")), overwrite=True)
+    assert (info.value.status_code, info.value.error_code) == (404, "CannotVerifyCopySource")
+
+
+def test_stage_block_from_url_from_another_server_with_ranges(container, source_container):
+    data = bytes(range(256)) * 1024
+    src = source_container.get_blob_client("src")
+    src.upload_blob(data)
+    url = sas_url(src)
+    dst = container.get_blob_client("dst")
+    dst.stage_block_from_url("b1", url, source_offset=0, source_length=100_000)
+    dst.stage_block_from_url("b2", url, source_offset=100_000, source_length=len(data) - 100_000)
+    dst.commit_block_list([BlobBlock("b2"), BlobBlock("b1")])
+    assert dst.download_blob().readall() == data[100_000:] + data[:100_000]
+
+
+def test_append_block_from_url_from_another_server(container, source_container):
+    data = os.urandom(70_000)
+    src = source_container.get_blob_client("src")
+    src.upload_blob(data)
+    url = sas_url(src)
+    dst = container.get_blob_client("dst")
+    dst.create_append_blob()
+    dst.append_block_from_url(url)
+    dst.append_block_from_url(url, source_offset=10, source_length=5)
+    assert dst.download_blob().readall() == data + data[10:15]
+
+
+def test_a_copy_interrupted_by_kill_ends_failed_after_restart(tmp_path_factory, http_source):
+    server, data_dir = _start_server(tmp_path_factory, "killed")
+    try:
+        container = _service(server).get_container_client(unique_name("killed"))
+        container.create_container()
+        dst = container.get_blob_client("dst")
+        dst.start_copy_from_url(f"{http_source}/stall")
+        wait_for(dst, lambda p: p.copy.progress == f"{STALL_SENT}/{STALL_TOTAL}")
+        server._signal_group(signal.SIGKILL)
+        server.process.wait()
+        server, _ = _start_server(tmp_path_factory, "restarted", data_dir)
+        dst = _service(server).get_container_client(container.container_name).get_blob_client("dst")
+        props = dst.get_blob_properties()
+        assert props.copy.status == "failed"
+        assert "server restarted" in props.copy.status_description
+        assert props.size == 0
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
