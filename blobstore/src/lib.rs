@@ -36,6 +36,7 @@ mod meta;
 mod metadata;
 mod model;
 mod names;
+pub mod pages;
 mod pins;
 mod ranges;
 mod space;
@@ -55,20 +56,22 @@ pub use listing::{
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
     AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
-    CopyProperties, PublicAccess, Versioned,
+    CopyProperties, PageProperties, PublicAccess, Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
-    CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, DEFAULT_REHYDRATE_DELAY,
-    DeleteBlobInput, DeleteContainerInput, DeleteSnapshots, FindBlobsByTagsInput,
-    FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput, GetBlockListInput,
-    GetBlockListOutput, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
-    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, SealAppendBlobInput, SetBlobMetadataInput,
-    SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput, SetContainerAclInput,
-    SetContainerMetadataInput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
+    CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, CreatePageBlobInput,
+    DEFAULT_REHYDRATE_DELAY, DeleteBlobInput, DeleteContainerInput, DeleteSnapshots,
+    FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput,
+    GetBlockListInput, GetBlockListOutput, GetPageRangesInput, GetPageRangesOutput, LeaseBlobInput,
+    LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS,
+    MAX_UNCOMMITTED_BLOCKS, PageRangeItem, PageWrite, PutBlobInput, PutBlobOutput, PutBlockInput,
+    PutBlockListInput, PutBlockOutput, PutPageInput, PutPageOutput, SealAppendBlobInput,
+    SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput,
+    SetContainerAclInput, SetContainerMetadataInput, SetPageBlobPropertiesInput,
+    SetPageBlobPropertiesOutput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
     StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};

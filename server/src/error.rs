@@ -585,6 +585,31 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
         StoreError::BodyLengthMismatch { .. } | StoreError::Body(_) => {
             answer(400, "InvalidInput", "One of the request inputs is not valid.")
         }
+        StoreError::InvalidPageRange => answer(
+            416,
+            "InvalidPageRange",
+            "The page range specified is invalid.",
+        ),
+        StoreError::SequenceNumberConditionNotMet => answer(
+            412,
+            "SequenceNumberConditionNotMet",
+            "The sequence number condition specified was not met.",
+        ),
+        StoreError::SequenceNumberIncrementTooLarge => answer(
+            409,
+            "SequenceNumberIncrementTooLarge",
+            "The sequence number increment cannot be performed because it would result in overflow of the sequence number.",
+        ),
+        StoreError::PreviousSnapshotNotFound => answer(
+            409,
+            "PreviousSnapshotNotFound",
+            "The previous snapshot is not found.",
+        ),
+        StoreError::OperationNotAllowedOnIncrementalCopyBlob => answer(
+            409,
+            "OperationNotAllowedOnIncrementalCopyBlob",
+            "The specified operation is not allowed on an incremental copy blob.",
+        ),
         StoreError::SnapshotOperation => answer(
             400,
             "InvalidOperation",

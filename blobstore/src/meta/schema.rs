@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 9;
+const SCHEMA_VERSION: i64 = 10;
 
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
@@ -46,6 +46,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 9 {
         conn.execute_batch(V9)?;
+    }
+    if version < 10 {
+        conn.execute_batch(V10)?;
     }
     Ok(())
 }
@@ -195,6 +198,34 @@ const V9: &str = "
     CREATE INDEX blob_tags_find ON blob_tags(account, key, value, container, name)
         WHERE is_base = 1;
     PRAGMA user_version = 9;
+    COMMIT;
+";
+
+/// Version 10: page blobs. `page_blobs` holds what only a page blob has
+/// (its sequence number; incremental-copy state); `page_ranges` is its page
+/// map: the written bytes `[start_at, end_at)` are the bytes of `extent`
+/// from `extent_at`, runs never overlap, and what no run covers reads as
+/// zeros. A snapshot copies its base's runs and so shares the extents; the
+/// index by extent is how the garbage collector asks whether anything still
+/// reads one.
+const V10: &str = "
+    BEGIN;
+    CREATE TABLE page_blobs (
+        blob_id INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+        sequence_number INTEGER NOT NULL,
+        incremental_copy INTEGER NOT NULL DEFAULT 0,
+        copy_destination_snapshot TEXT
+    );
+    CREATE TABLE page_ranges (
+        blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+        start_at INTEGER NOT NULL,
+        end_at INTEGER NOT NULL,
+        extent TEXT NOT NULL,
+        extent_at INTEGER NOT NULL,
+        PRIMARY KEY (blob_id, start_at)
+    ) WITHOUT ROWID;
+    CREATE INDEX page_ranges_by_extent ON page_ranges(extent);
+    PRAGMA user_version = 10;
     COMMIT;
 ";
 
@@ -541,6 +572,8 @@ pub(crate) mod tests {
              ALTER TABLE blobs DROP COLUMN rehydrate_priority;
              ALTER TABLE blobs DROP COLUMN rehydrate_done_at;
              DROP TABLE blob_tags;
+             DROP TABLE page_ranges;
+             DROP TABLE page_blobs;
              PRAGMA user_version = 7;
              INSERT INTO containers (id, account, name, etag, last_modified, metadata,
                  default_encryption_scope, deny_encryption_scope_override)
@@ -560,6 +593,24 @@ pub(crate) mod tests {
             )
             .unwrap();
         assert_eq!(row, ("Cool".to_owned(), None, None));
+    }
+
+    /// A version 9 database gains the page blob tables, empty.
+    #[test]
+    fn a_version_9_database_gains_the_page_tables() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(
+            "DROP TABLE page_ranges; DROP TABLE page_blobs; PRAGMA user_version = 9;",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "page_ranges_by_extent"));
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM page_blobs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
     }
 
     #[test]

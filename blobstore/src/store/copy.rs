@@ -236,16 +236,23 @@ impl Store {
                         pending: false,
                     }),
                     lease,
-                    extents: meta::blob_extents(tx, source.id)?,
+                    extents: Vec::new(),
                 };
                 match dest {
+                    Some(r) if r.id == source.id => {
+                        let old = meta::replace_keeping_content(tx, r.id, &new)?;
+                        meta::collect_unreferenced(tx, &old, now)?;
+                        meta::set_tags(tx, r.id, &input.tags)?;
+                    }
                     Some(r) => {
                         let old = meta::replace_blob(tx, r.id, &new)?;
+                        meta::share_content(tx, source.id, r.id)?;
                         meta::collect_unreferenced(tx, &old, now)?;
                         meta::set_tags(tx, r.id, &input.tags)?;
                     }
                     None => {
                         let id = meta::insert_blob(tx, cid, &new)?;
+                        meta::share_content(tx, source.id, id)?;
                         if !input.tags.is_empty() {
                             meta::set_tags(tx, id, &input.tags)?;
                         }

@@ -7,6 +7,7 @@ mod body;
 mod containers;
 mod copy;
 mod leases;
+mod pages;
 mod service_cache;
 mod snapshots;
 mod tags;
@@ -42,6 +43,11 @@ pub use containers::{
 };
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
+pub(crate) use pages::page_properties;
+pub use pages::{
+    CreatePageBlobInput, GetPageRangesInput, GetPageRangesOutput, PageRangeItem, PageWrite,
+    PutPageInput, PutPageOutput, SetPageBlobPropertiesInput, SetPageBlobPropertiesOutput,
+};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 pub use tags::{
     FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobTagsInput, SetBlobTagsInput, TaggedBlob,
@@ -317,5 +323,6 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         copy: row.copy.map(|c| c.at(now)),
         tag_count: 0,
         tags: None,
+        page: None,
     }
 }

@@ -12,6 +12,7 @@ pub(crate) mod cors;
 mod from_url;
 mod lease;
 mod oauth;
+mod pages;
 mod params;
 mod service;
 mod tags;
@@ -331,7 +332,8 @@ pub(crate) async fn dispatch(
         SetBlobTags => tags::set_blob_tags(ctx, body).await,
         GetBlobTags => tags::get_blob_tags(ctx).await,
         FindBlobsByTags | FindBlobsByTagsInContainer => tags::find_blobs_by_tags(ctx).await,
-        PutPage | GetPageRanges => Err(ApiError::NotImplemented),
+        PutPage => pages::put_page(ctx, body).await,
+        GetPageRanges => pages::get_page_ranges(ctx).await,
     }
 }
 

@@ -5,6 +5,7 @@ mod acl;
 mod block_list;
 mod cors_rules;
 mod listing;
+mod page_list;
 mod service_properties;
 mod tags;
 mod text;
@@ -16,6 +17,7 @@ pub(crate) use acl::{acl, parse_acl};
 pub(crate) use block_list::{block_list, parse_block_list};
 pub(crate) use cors_rules::cors_rules;
 pub(crate) use listing::{BlobInclude, Echo, list_blobs, list_containers};
+pub(crate) use page_list::page_list;
 pub(crate) use service_properties::{
     default_service_properties, merge_service_properties, service_stats,
 };
