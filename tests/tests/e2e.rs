@@ -26,6 +26,7 @@ mod e2e {
     mod leases;
     mod listing;
     mod oauth;
+    mod pages;
     mod snapshots;
     mod tags;
     mod tiers;
