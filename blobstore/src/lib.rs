@@ -65,14 +65,14 @@ pub use store::{
     CopyBlobInput, CopyBlobOutput, CopySource, CreateContainerInput, CreatePageBlobInput,
     DEFAULT_REHYDRATE_DELAY, DeleteBlobInput, DeleteContainerInput, DeleteSnapshots,
     FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput,
-    GetBlockListInput, GetBlockListOutput, GetPageRangesInput, GetPageRangesOutput, LeaseBlobInput,
-    LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS,
-    MAX_UNCOMMITTED_BLOCKS, PageRangeItem, PageWrite, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, PutPageInput, PutPageOutput, SealAppendBlobInput,
-    SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput,
-    SetContainerAclInput, SetContainerMetadataInput, SetPageBlobPropertiesInput,
-    SetPageBlobPropertiesOutput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
-    StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,
+    GetBlockListInput, GetBlockListOutput, GetPageRangesInput, GetPageRangesOutput,
+    IncrementalCopyBlobInput, IncrementalCopyBlobOutput, LeaseBlobInput, LeaseContainerInput,
+    LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PageRangeItem,
+    PageWrite, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput, PutBlockOutput,
+    PutPageInput, PutPageOutput, SealAppendBlobInput, SetBlobMetadataInput, SetBlobPropertiesInput,
+    SetBlobTagsInput, SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput,
+    SetPageBlobPropertiesInput, SetPageBlobPropertiesOutput, SnapshotBlobInput, SnapshotBlobOutput,
+    SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};

@@ -605,6 +605,26 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
             "PreviousSnapshotNotFound",
             "The previous snapshot is not found.",
         ),
+        StoreError::IncrementalCopySourceMustBeSnapshot => answer(
+            409,
+            "IncrementalCopySourceMustBeSnapshot",
+            "The source for incremental copy request must be a snapshot.",
+        ),
+        StoreError::InvalidSourceBlobType => answer(
+            409,
+            "InvalidSourceBlobType",
+            "The source blob type is invalid for this operation.",
+        ),
+        StoreError::IncrementalCopyBlobMismatch => answer(
+            409,
+            "IncrementalCopyBlobMismatch",
+            "The specified source blob is different than the copy source of the existing incremental copy blob.",
+        ),
+        StoreError::IncrementalCopyOfEarlierVersionSnapshotNotAllowed => answer(
+            409,
+            "IncrementalCopyOfEarlierVersionSnapshotNotAllowed",
+            "The specified snapshot is earlier than the last snapshot copied into the incremental copy blob.",
+        ),
         StoreError::OperationNotAllowedOnIncrementalCopyBlob => answer(
             409,
             "OperationNotAllowedOnIncrementalCopyBlob",

@@ -285,3 +285,81 @@ def test_create_over_an_existing_blob_needs_overwrite(container):
     blob.create_page_blob(size=512)
     with pytest.raises(ResourceExistsError):
         blob.create_page_blob(size=512, if_none_match="*")
+
+
+def test_incremental_copy_of_snapshots(container):
+    """start_copy_from_url(..., incremental_copy=True): the destination
+    becomes an incremental-copy page blob with the snapshot's content and a
+    snapshot of its own (x-ms-copy-destination-snapshot); a later snapshot
+    copies again, an earlier one is refused."""
+    src = container.get_blob_client("vhd")
+    src.create_page_blob(size=4096, sequence_number=3)
+    src.upload_page(page(1, 2), offset=0, length=1024)
+    snap1 = src.create_snapshot()["snapshot"]
+    src.upload_page(page(2), offset=2048, length=512)
+    snap2 = src.create_snapshot()["snapshot"]
+    dst = container.get_blob_client("backup")
+    url1 = container.get_blob_client("vhd", snapshot=snap1).url
+    url2 = container.get_blob_client("vhd", snapshot=snap2).url
+    result = dst.start_copy_from_url(url1, incremental_copy=True)
+    assert result["copy_status"] == "success"
+    props = dst.get_blob_properties()
+    assert props.blob_type == BlobType.PageBlob
+    assert props.copy.incremental_copy
+    assert props.page_blob_sequence_number == 3
+    first = props.copy.destination_snapshot
+    assert first
+    copied = container.get_blob_client("backup", snapshot=first)
+    assert copied.download_blob().readall() == page(1, 2) + bytes(3072)
+    dst.start_copy_from_url(url2, incremental_copy=True)
+    second = dst.get_blob_properties().copy.destination_snapshot
+    assert second > first
+    copied = container.get_blob_client("backup", snapshot=second)
+    assert ranges_of(copied) == ([(0, 1023), (2048, 2559)], [])
+    with raises(HttpResponseError, 409, "IncrementalCopyOfEarlierVersionSnapshotNotAllowed"):
+        dst.start_copy_from_url(url1, incremental_copy=True)
+    # The destination takes no page writes of its own.
+    with raises(HttpResponseError, 409, "OperationNotAllowedOnIncrementalCopyBlob"):
+        dst.upload_page(page(3), offset=0, length=512)
+
+
+def test_incremental_copy_refusals(container):
+    src = container.get_blob_client("vhd")
+    src.create_page_blob(size=1024)
+    block = container.get_blob_client("block")
+    block.upload_blob(b"x")
+    block_snap = block.create_snapshot()["snapshot"]
+    dst = container.get_blob_client("dst")
+    with raises(HttpResponseError, 409, "IncrementalCopySourceMustBeSnapshot"):
+        dst.start_copy_from_url(src.url, incremental_copy=True)
+    with raises(HttpResponseError, 409, "InvalidSourceBlobType"):
+        dst.start_copy_from_url(
+            container.get_blob_client("block", snapshot=block_snap).url, incremental_copy=True
+        )
+    # A destination that is not an incremental copy of this source.
+    snap = src.create_snapshot()["snapshot"]
+    with raises(HttpResponseError, 409, "IncrementalCopyBlobMismatch"):
+        block.start_copy_from_url(
+            container.get_blob_client("vhd", snapshot=snap).url, incremental_copy=True
+        )
+
+
+def test_upload_pages_from_url(container, account_key):
+    """Upload Pages From URL writes x-ms-source-range of a source on this
+    server (read through a SAS) into the pages named."""
+    from test_from_url import source_url
+
+    data = bytes(range(256)) * 8
+    src = container.get_blob_client("src")
+    src.upload_blob(data)
+    url = source_url(src, account_key)
+    dst = container.get_blob_client("dst")
+    dst.create_page_blob(size=4096)
+    result = dst.upload_pages_from_url(url, offset=1024, length=1024, source_offset=512)
+    assert result["blob_sequence_number"] == 0
+    assert dst.download_blob().readall() == bytes(1024) + data[512:1536] + bytes(2048)
+    assert ranges_of(dst) == ([(1024, 2047)], [])
+    with raises(HttpResponseError, 412, "SequenceNumberConditionNotMet"):
+        dst.upload_pages_from_url(
+            url, offset=0, length=512, source_offset=0, if_sequence_number_eq=5
+        )

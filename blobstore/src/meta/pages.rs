@@ -14,13 +14,19 @@ pub(crate) struct PageRow {
     pub sequence_number: u64,
     pub incremental_copy: bool,
     pub copy_destination_snapshot: Option<String>,
+    /// The source an incremental-copy destination is tied to:
+    /// `account/container/blob`.
+    pub incremental_source: Option<String>,
+    /// The source snapshot its last incremental copy copied.
+    pub incremental_source_snapshot: Option<String>,
 }
 
 /// The page row of `blob_id`, if it is a page blob.
 pub(crate) fn page_row(conn: &Connection, blob_id: i64) -> Result<Option<PageRow>> {
     Ok(conn
         .prepare_cached(
-            "SELECT sequence_number, incremental_copy, copy_destination_snapshot
+            "SELECT sequence_number, incremental_copy, copy_destination_snapshot,
+                incremental_source, incremental_source_snapshot
              FROM page_blobs WHERE blob_id = ?1",
         )?
         .query_row(params![blob_id], |r| {
@@ -28,6 +34,8 @@ pub(crate) fn page_row(conn: &Connection, blob_id: i64) -> Result<Option<PageRow
                 sequence_number: r.get::<_, i64>(0)? as u64,
                 incremental_copy: r.get(1)?,
                 copy_destination_snapshot: r.get(2)?,
+                incremental_source: r.get(3)?,
+                incremental_source_snapshot: r.get(4)?,
             })
         })
         .optional()?)
@@ -37,15 +45,19 @@ pub(crate) fn page_row(conn: &Connection, blob_id: i64) -> Result<Option<PageRow
 pub(crate) fn put_page_row(conn: &Connection, blob_id: i64, row: &PageRow) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO page_blobs (blob_id, sequence_number, incremental_copy,
-            copy_destination_snapshot) VALUES (?1, ?2, ?3, ?4)
+            copy_destination_snapshot, incremental_source, incremental_source_snapshot)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (blob_id) DO UPDATE SET sequence_number = ?2, incremental_copy = ?3,
-            copy_destination_snapshot = ?4",
+            copy_destination_snapshot = ?4, incremental_source = ?5,
+            incremental_source_snapshot = ?6",
     )?
     .execute(params![
         blob_id,
         row.sequence_number as i64,
         row.incremental_copy,
-        row.copy_destination_snapshot
+        row.copy_destination_snapshot,
+        row.incremental_source,
+        row.incremental_source_snapshot
     ])?;
     Ok(())
 }
@@ -157,8 +169,9 @@ pub(crate) fn share_pages(conn: &Connection, from: i64, to: i64) -> Result<()> {
     .execute(params![from, to])?;
     conn.prepare_cached(
         "INSERT INTO page_blobs (blob_id, sequence_number, incremental_copy,
-            copy_destination_snapshot)
-         SELECT ?2, sequence_number, incremental_copy, copy_destination_snapshot
+            copy_destination_snapshot, incremental_source, incremental_source_snapshot)
+         SELECT ?2, sequence_number, incremental_copy, copy_destination_snapshot,
+            incremental_source, incremental_source_snapshot
          FROM page_blobs WHERE blob_id = ?1",
     )?
     .execute(params![from, to])?;

@@ -201,8 +201,10 @@ const V9: &str = "
     COMMIT;
 ";
 
-/// Version 10: page blobs. `page_blobs` holds what only a page blob has
-/// (its sequence number; incremental-copy state); `page_ranges` is its page
+/// Version 10: page blobs. `page_blobs` holds what only a page blob has:
+/// its sequence number, and for an incremental-copy destination the snapshot
+/// the last copy made of it, the source blob it is tied to and the source
+/// snapshot last copied. `page_ranges` is its page
 /// map: the written bytes `[start_at, end_at)` are the bytes of `extent`
 /// from `extent_at`, runs never overlap, and what no run covers reads as
 /// zeros. A snapshot copies its base's runs and so shares the extents; the
@@ -214,7 +216,9 @@ const V10: &str = "
         blob_id INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
         sequence_number INTEGER NOT NULL,
         incremental_copy INTEGER NOT NULL DEFAULT 0,
-        copy_destination_snapshot TEXT
+        copy_destination_snapshot TEXT,
+        incremental_source TEXT,
+        incremental_source_snapshot TEXT
     );
     CREATE TABLE page_ranges (
         blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,

@@ -6,6 +6,7 @@ mod blocks;
 mod body;
 mod containers;
 mod copy;
+mod incremental;
 mod leases;
 mod pages;
 mod service_cache;
@@ -42,6 +43,7 @@ pub use containers::{
     CreateContainerInput, DeleteContainerInput, SetContainerAclInput, SetContainerMetadataInput,
 };
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
+pub use incremental::{IncrementalCopyBlobInput, IncrementalCopyBlobOutput};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub(crate) use pages::page_properties;
 pub use pages::{

@@ -63,7 +63,9 @@ pub(crate) enum Operation {
     AppendBlockFromUrl,
     SealAppendBlob,
     PutPage,
+    UploadPagesFromUrl,
     GetPageRanges,
+    IncrementalCopyBlob,
     SetBlobTags,
     GetBlobTags,
     SetBlobTier,
@@ -78,7 +80,6 @@ const NOT_IMPLEMENTED_COMP: &[&str] = &[
     "undelete",
     "expiry",
     "query",
-    "incrementalcopy",
     "rename",
     "immutabilitypolicies",
     "legalhold",
@@ -100,6 +101,7 @@ const KNOWN_COMP: &[&str] = &[
     "copy",
     "page",
     "pagelist",
+    "incrementalcopy",
     "tags",
     "blobs",
     "stats",
@@ -211,9 +213,7 @@ impl Operation {
                 Some("lease") => verb(LeaseBlob, put),
                 Some("block") if k.has_copy_source => verb(PutBlockFromUrl, put),
                 Some("appendblock") if k.has_copy_source => verb(AppendBlockFromUrl, put),
-                // Upload Pages From URL comes with page blobs: refusing beats
-                // writing pages from an empty body.
-                Some("page") if k.has_copy_source => Err(ApiError::NotImplemented),
+                Some("page") if k.has_copy_source => verb(UploadPagesFromUrl, put),
                 Some("block") => verb(PutBlock, put),
                 Some("blocklist") if put => Ok(PutBlockList),
                 Some("blocklist") => verb(GetBlockList, get),
@@ -221,6 +221,7 @@ impl Operation {
                 Some("seal") => verb(SealAppendBlob, put),
                 Some("page") => verb(PutPage, put),
                 Some("pagelist") => verb(GetPageRanges, get),
+                Some("incrementalcopy") => verb(IncrementalCopyBlob, put),
                 Some("tags") if put => Ok(SetBlobTags),
                 Some("tags") => verb(GetBlobTags, get),
                 Some("tier") => verb(SetBlobTier, put),
@@ -274,6 +275,8 @@ impl Operation {
             | AppendBlock
             | AppendBlockFromUrl
             | PutPage
+            | UploadPagesFromUrl
+            | IncrementalCopyBlob
             | SetBlobTags
             | SealAppendBlob
             | SetBlobTier
@@ -333,6 +336,8 @@ pub(crate) async fn dispatch(
         GetBlobTags => tags::get_blob_tags(ctx).await,
         FindBlobsByTags | FindBlobsByTagsInContainer => tags::find_blobs_by_tags(ctx).await,
         PutPage => pages::put_page(ctx, body).await,
+        UploadPagesFromUrl => pages::upload_pages_from_url(ctx).await,
+        IncrementalCopyBlob => pages::incremental_copy_blob(ctx).await,
         GetPageRanges => pages::get_page_ranges(ctx).await,
     }
 }

@@ -9,9 +9,9 @@ use stowage_blobstore::pages::{
     self, MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, SequenceConditions, SequenceNumberAction,
 };
 use stowage_blobstore::{
-    BlobType, ByteRange, ConditionKind, CreatePageBlobInput, Error as StoreError,
-    GetPageRangesInput, PageWrite, PutBlobInput, PutPageInput, SetPageBlobPropertiesInput,
-    conditions,
+    BlobName, BlobType, ByteRange, ConditionKind, ContainerName, CopySource, CreatePageBlobInput,
+    Error as StoreError, GetPageRangesInput, IncrementalCopyBlobInput, PageWrite, PutBlobInput,
+    PutPageInput, SetPageBlobPropertiesInput, conditions,
 };
 
 use super::blob::{access_tier, refuse_unsupported};
@@ -311,5 +311,102 @@ pub(crate) async fn set_page_blob_properties(
     let mut b = HttpResponse::Ok();
     response::version(&mut b, &out.version);
     b.insert_header(("x-ms-blob-sequence-number", out.sequence_number.to_string()));
+    Ok(b.finish())
+}
+
+/// Upload Pages From URL (`comp=page`, `x-ms-page-write: update`, with
+/// `x-ms-copy-source`): the pages named by `x-ms-range` get the bytes of
+/// `x-ms-source-range` of the source, read as Put Block From URL reads its
+/// source, under the conditions of Put Page.
+pub(crate) async fn upload_pages_from_url(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    match h.get("x-ms-page-write")? {
+        None => return Err(ApiError::MissingRequiredHeader("x-ms-page-write")),
+        Some(v) if v.trim().eq_ignore_ascii_case("update") => {}
+        Some(v) => return Err(invalid("x-ms-page-write", v)),
+    }
+    let range = page_range(h)?;
+    let len = range.end - range.start;
+    if len > MAX_PUT_PAGE {
+        return Err(ApiError::RequestBodyTooLarge { max: MAX_PUT_PAGE });
+    }
+    let source_range = super::from_url::source_range(ctx)?
+        .ok_or(ApiError::MissingRequiredHeader("x-ms-source-range"))?;
+    let mismatch = || {
+        invalid(
+            "x-ms-source-range",
+            h.get("x-ms-source-range").ok().flatten().unwrap_or(""),
+        )
+    };
+    if source_range.end.map(|e| e + 1 - source_range.start) != Some(len) {
+        return Err(mismatch());
+    }
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Write)?;
+    let mut source = super::from_url::open_source(ctx, Some(source_range), MAX_PUT_PAGE).await?;
+    if source.length != len {
+        // The source ends before the range does.
+        return Err(mismatch());
+    }
+    let input = PutPageInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        write: PageWrite::Update,
+        range,
+        conditions,
+        sequence: sequence_conditions(h)?,
+        lease_id: h.lease_id()?,
+        transactional_md5: source.md5,
+        transactional_crc64: source.crc64,
+    };
+    let body = std::mem::replace(&mut source.body, Box::pin(futures::stream::empty()));
+    let out = ctx.store().put_page(input, body).await?;
+    let mut b = HttpResponse::Created();
+    response::version(&mut b, &out.version);
+    if let Some((md5, crc64)) = &out.body_sums {
+        let which = response::checksum_headers(&ctx.version, source.md5.is_some(), false);
+        response::checksums(&mut b, which, md5, *crc64);
+    }
+    b.insert_header(("x-ms-blob-sequence-number", out.sequence_number.to_string()));
+    b.insert_header(("x-ms-request-server-encrypted", "true"));
+    Ok(b.finish())
+}
+
+/// Incremental Copy Blob (`comp=incrementalcopy`): the source must be a
+/// snapshot of a page blob. The copy completes before the answer, so the
+/// status is `success` at once (docs/wire/pages.md#incremental-copy-blob).
+pub(crate) async fn incremental_copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
+    ctx.forbid_snapshot()?;
+    refuse_unsupported(ctx)?;
+    let h = ctx.headers();
+    let (header, url) = super::copy::copy_source_url(ctx)?;
+    let access = super::copy::source_access(ctx, &url, false).await?;
+    let not_found = |_| ApiError::Store(StoreError::CannotVerifyCopySource);
+    let source = CopySource {
+        access,
+        container: ContainerName::parse(&url.container).map_err(not_found)?,
+        blob: BlobName::parse(&url.blob).map_err(not_found)?,
+        account: url.account,
+        snapshot: url.snapshot,
+    };
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Create)?;
+    let input = IncrementalCopyBlobInput {
+        account: ctx.account().to_owned(),
+        container: ctx.container()?,
+        blob: ctx.blob()?,
+        source,
+        source_header: header.to_owned(),
+        conditions,
+        lease_id: h.lease_id()?,
+    };
+    let out = ctx.store().incremental_copy_blob(input).await?;
+    let mut b = HttpResponse::Accepted();
+    response::version(&mut b, &out.version);
+    b.insert_header(("x-ms-copy-id", out.copy_id));
+    b.insert_header(("x-ms-copy-status", "success"));
     Ok(b.finish())
 }

@@ -294,7 +294,7 @@ fn every_row_of_the_dispatch_table() {
             Some("page"),
             false,
             true,
-            Err("NotImplemented"),
+            Ok(UploadPagesFromUrl),
         ),
         (
             "PUT",
@@ -598,6 +598,8 @@ fn only_reads_are_served_on_the_secondary() {
         AppendBlock,
         AppendBlockFromUrl,
         PutPage,
+        UploadPagesFromUrl,
+        IncrementalCopyBlob,
         SetBlobTags,
         BlobBatch,
     ];
