@@ -13,6 +13,7 @@ mod client {
     mod leases;
     mod listing;
     mod log_blobs;
+    mod pages;
     mod retries;
     mod support;
     mod table_lock;
