@@ -8,6 +8,7 @@ mod contention;
 mod large;
 mod listing;
 mod overwrite;
+mod pages;
 mod small;
 mod tags;
 mod tiers;
@@ -101,6 +102,8 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
         "find-tags-1m" => (c, tags::find_tags_1m(ctx).await?),
         "find-tags" => (c, tags::find_tags(ctx).await?),
         "set-tags" => (c, tags::set_tags(ctx).await?),
+        "put-page-4k" => (c, pages::put_page_4k(ctx).await?),
+        "page-ranges-100k" => (c.min(4), pages::page_ranges_100k(ctx).await?),
         "probe" => (1, probe(ctx).await?),
         other => bail!("unknown workload {other:?}; known: {}", ALL.join(", ")),
     };
