@@ -7,6 +7,7 @@ pub(crate) mod map;
 
 use std::ops::Range;
 
+use crate::conditions::SequenceNumberConditions;
 use crate::{Error, Result};
 
 /// Pages are 512 bytes; every size and written range is a multiple.
@@ -31,32 +32,15 @@ pub fn aligned(range: &Range<u64>) -> bool {
         && range.start < range.end
 }
 
-/// `x-ms-if-sequence-number-le`, `-lt` and `-eq`: each given one must hold
-/// for the blob's current sequence number.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SequenceConditions {
-    /// `x-ms-if-sequence-number-le`.
-    pub le: Option<u64>,
-    /// `x-ms-if-sequence-number-lt`.
-    pub lt: Option<u64>,
-    /// `x-ms-if-sequence-number-eq`.
-    pub eq: Option<u64>,
-}
-
-impl SequenceConditions {
-    /// Checks the conditions against `current`.
-    ///
-    /// # Errors
-    /// `SequenceNumberConditionNotMet` when one fails.
-    pub fn check(&self, current: u64) -> Result<()> {
-        let holds = self.le.is_none_or(|v| current <= v)
-            && self.lt.is_none_or(|v| current < v)
-            && self.eq.is_none_or(|v| current == v);
-        if holds {
-            Ok(())
-        } else {
-            Err(Error::SequenceNumberConditionNotMet)
-        }
+/// Checks Put Page's sequence-number conditions against `current`.
+///
+/// # Errors
+/// `SequenceNumberConditionNotMet` when one fails.
+pub(crate) fn check_sequence(conditions: &SequenceNumberConditions, current: u64) -> Result<()> {
+    if conditions.holds(current) {
+        Ok(())
+    } else {
+        Err(Error::SequenceNumberConditionNotMet)
     }
 }
 
@@ -128,25 +112,6 @@ mod tests {
             (0..1000, false),
         ] {
             assert_eq!(aligned(&r), ok, "{r:?}");
-        }
-    }
-
-    #[test]
-    fn sequence_conditions_table() {
-        let c = |le, lt, eq| SequenceConditions { le, lt, eq };
-        // (conditions, current, holds)
-        for (cond, current, holds) in [
-            (c(None, None, None), 7, true),
-            (c(Some(7), None, None), 7, true),
-            (c(Some(6), None, None), 7, false),
-            (c(None, Some(8), None), 7, true),
-            (c(None, Some(7), None), 7, false),
-            (c(None, None, Some(7)), 7, true),
-            (c(None, None, Some(6)), 7, false),
-            (c(Some(10), Some(10), Some(7)), 7, true),
-            (c(Some(10), Some(5), Some(7)), 7, false),
-        ] {
-            assert_eq!(cond.check(current).is_ok(), holds, "{cond:?} at {current}");
         }
     }
 

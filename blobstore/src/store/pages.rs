@@ -12,11 +12,12 @@ use stowage_leases::{Access, LeaseId, Resource};
 
 use super::Store;
 use super::blobs::{check_put, current, lease_after_write, require_committed};
+use crate::conditions::SequenceNumberConditions;
 use crate::conditions::{self, ConditionKind, Conditions};
 use crate::extents::WrittenExtent;
 use crate::meta::{self, BlobRow, NewBlob, PageRow};
 use crate::pages::map::{self, Change, Run};
-use crate::pages::{SequenceConditions, SequenceNumberAction};
+use crate::pages::{SequenceNumberAction, check_sequence};
 use crate::{
     BlobName, BlobType, ContainerName, ContentProperties, Error, PageProperties, PutBlobInput,
     Result, TierRecord, Versioned,
@@ -58,7 +59,7 @@ pub struct PutPageInput {
     /// Conditional headers.
     pub conditions: Conditions,
     /// `x-ms-if-sequence-number-*`.
-    pub sequence: SequenceConditions,
+    pub sequence: SequenceNumberConditions,
     /// `x-ms-lease-id`.
     pub lease_id: Option<LeaseId>,
     /// The transactional `Content-MD5`.
@@ -146,7 +147,7 @@ pub struct SetPageBlobPropertiesInput {
     /// Conditional headers.
     pub conditions: Conditions,
     /// `x-ms-if-sequence-number-*`.
-    pub sequence_conditions: SequenceConditions,
+    pub sequence_conditions: SequenceNumberConditions,
     /// `x-ms-lease-id`.
     pub lease_id: Option<LeaseId>,
 }
@@ -202,7 +203,7 @@ fn check_page_write(
     if input.range.end > row.size {
         return Err(Error::InvalidPageRange);
     }
-    input.sequence.check(page.sequence_number)?;
+    check_sequence(&input.sequence, page.sequence_number)?;
     Ok(page)
 }
 
@@ -454,7 +455,7 @@ impl Store {
                 )?;
                 row.lease = lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
                 let mut page = require_page_blob(tx, &row)?;
-                input.sequence_conditions.check(page.sequence_number)?;
+                check_sequence(&input.sequence_conditions, page.sequence_number)?;
                 if let Some(size) = input.size {
                     if page.incremental_copy {
                         return Err(Error::OperationNotAllowedOnIncrementalCopyBlob);

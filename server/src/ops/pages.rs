@@ -5,9 +5,8 @@
 use std::ops::Range;
 
 use actix_web::{HttpResponse, web};
-use stowage_blobstore::pages::{
-    self, MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, SequenceConditions, SequenceNumberAction,
-};
+use stowage_blobstore::conditions::SequenceNumberConditions;
+use stowage_blobstore::pages::{self, MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, SequenceNumberAction};
 use stowage_blobstore::{
     BlobName, BlobType, ByteRange, ConditionKind, ContainerName, CopySource, CreatePageBlobInput,
     Error as StoreError, GetPageRangesInput, IncrementalCopyBlobInput, PageWrite, PutBlobInput,
@@ -47,8 +46,8 @@ fn page_blob_size(h: Headers<'_>) -> Result<Option<u64>, ApiError> {
 }
 
 /// `x-ms-if-sequence-number-le`, `-lt` and `-eq`.
-fn sequence_conditions(h: Headers<'_>) -> Result<SequenceConditions, ApiError> {
-    Ok(SequenceConditions {
+fn sequence_conditions(h: Headers<'_>) -> Result<SequenceNumberConditions, ApiError> {
+    Ok(SequenceNumberConditions {
         le: h.parse("x-ms-if-sequence-number-le", sequence_number)?,
         lt: h.parse("x-ms-if-sequence-number-lt", sequence_number)?,
         eq: h.parse("x-ms-if-sequence-number-eq", sequence_number)?,
