@@ -363,3 +363,30 @@ def test_upload_pages_from_url(container, account_key):
         dst.upload_pages_from_url(
             url, offset=0, length=512, source_offset=0, if_sequence_number_eq=5
         )
+
+
+def test_copy_blob_of_a_page_blob_copies_pages_and_sequence_number(container):
+    """Copy Blob of a page blob (and of an incremental-copy snapshot): a
+    plain page blob with the same pages and sequence number."""
+    src = container.get_blob_client("src")
+    src.create_page_blob(size=4096, sequence_number=9)
+    src.upload_page(page(4), offset=1024, length=512)
+    dst = container.get_blob_client("dst")
+    dst.start_copy_from_url(src.url)
+    props = dst.get_blob_properties()
+    assert props.blob_type == BlobType.PageBlob
+    assert props.page_blob_sequence_number == 9
+    assert ranges_of(dst) == ([(1024, 1535)], [])
+    assert dst.download_blob().readall() == bytes(1024) + page(4) + bytes(2560)
+    # A write to the copy leaves the source alone.
+    dst.upload_page(page(5), offset=1024, length=512)
+    assert src.download_blob(offset=1024, length=512).readall() == page(4)
+    # A copy of an incremental copy's snapshot is a plain page blob.
+    snap = src.create_snapshot()["snapshot"]
+    inc = container.get_blob_client("inc")
+    inc.start_copy_from_url(container.get_blob_client("src", snapshot=snap).url, incremental_copy=True)
+    inc_snap = inc.get_blob_properties().copy.destination_snapshot
+    plain = container.get_blob_client("plain")
+    plain.start_copy_from_url(container.get_blob_client("inc", snapshot=inc_snap).url)
+    assert not plain.get_blob_properties().copy.incremental_copy
+    plain.upload_page(page(6), offset=0, length=512)

@@ -196,3 +196,15 @@ pub(crate) fn set_blob_size(conn: &Connection, blob_id: i64, size: u64) -> Resul
         .execute(params![blob_id, size as i64])?;
     Ok(())
 }
+
+/// Makes page blob `blob_id` a plain page blob: a Copy Blob destination
+/// is not an incremental copy, even when its source was one.
+pub(crate) fn clear_incremental_copy(conn: &Connection, blob_id: i64) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE page_blobs SET incremental_copy = 0, copy_destination_snapshot = NULL,
+            incremental_source = NULL, incremental_source_snapshot = NULL
+         WHERE blob_id = ?1",
+    )?
+    .execute(params![blob_id])?;
+    Ok(())
+}

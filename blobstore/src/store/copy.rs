@@ -247,12 +247,14 @@ impl Store {
                     Some(r) => {
                         let old = meta::replace_blob(tx, r.id, &new)?;
                         meta::share_content(tx, source.id, r.id)?;
+                        meta::clear_incremental_copy(tx, r.id)?;
                         meta::collect_unreferenced(tx, &old, now)?;
                         meta::set_tags(tx, r.id, &input.tags)?;
                     }
                     None => {
                         let id = meta::insert_blob(tx, cid, &new)?;
                         meta::share_content(tx, source.id, id)?;
+                        meta::clear_incremental_copy(tx, id)?;
                         if !input.tags.is_empty() {
                             meta::set_tags(tx, id, &input.tags)?;
                         }
