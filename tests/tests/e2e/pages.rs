@@ -358,3 +358,59 @@ async fn resize_and_sequence_number_actions() {
         .await;
     r.assert_error(409, "InvalidBlobType");
 }
+
+/// Concurrent writers of distinct pages all land, and the map merges
+/// their touching runs into one range.
+#[tokio::test]
+async fn concurrent_page_writes_all_land() {
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    create(&c, &ctr, "p", 64 * 512).await;
+    let mut tasks = Vec::new();
+    for i in 0..64u64 {
+        let (c, ctr) = (c.clone(), ctr.clone());
+        tasks.push(tokio::spawn(async move {
+            write(&c, &ctr, "p", i * 512, &[i as u8 + 1; 512]).await;
+        }));
+    }
+    for t in tasks {
+        t.await.expect("writer");
+    }
+    let body = c.get(&format!("/{ctr}/p")).send().await.body;
+    for i in 0..64usize {
+        assert!(
+            body[i * 512..(i + 1) * 512]
+                .iter()
+                .all(|b| *b == i as u8 + 1)
+        );
+    }
+    let list = page_list(&c, &format!("/{ctr}/p?comp=pagelist")).await;
+    assert!(
+        list.ends_with(
+            "<PageList><PageRange><Start>0</Start><End>32767</End></PageRange></PageList>"
+        ),
+        "{list}"
+    );
+}
+
+/// A leased page blob takes page writes only with its lease id.
+#[tokio::test]
+async fn page_writes_to_a_leased_blob_need_its_lease() {
+    let server = TestServer::start_in_memory().await;
+    let (c, ctr) = setup(&server).await;
+    create(&c, &ctr, "p", 1024).await;
+    super::blocks::acquire_lease(&c, &format!("/{ctr}/p"), super::blocks::LEASE_A, -1).await;
+    write_with(&c, &ctr, "p", 0, &[1u8; 512], &[])
+        .await
+        .assert_error(412, "LeaseIdMissing");
+    let r = write_with(
+        &c,
+        &ctr,
+        "p",
+        0,
+        &[1u8; 512],
+        &[("x-ms-lease-id", super::blocks::LEASE_A)],
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+}
