@@ -26,6 +26,9 @@ fn invalid(name: &str, value: &str) -> ApiError {
     }
 }
 
+/// The most ranges one Get Page Ranges answer with `maxresults` holds.
+const MAX_PAGE_RANGES: usize = 10_000;
+
 /// A sequence number: 0 to 2^63 - 1.
 fn sequence_number(v: &str) -> Option<u64> {
     v.trim()
@@ -201,7 +204,8 @@ pub(crate) async fn get_page_ranges(ctx: &RequestContext) -> Result<HttpResponse
     let max_results = match ctx.query.get("maxresults") {
         None => None,
         Some(v) => match v.trim().parse::<i64>() {
-            Ok(n) if n > 0 => Some(n as usize),
+            // The reference: above 10,000, at most 10,000 come back.
+            Ok(n) if n > 0 => Some((n as usize).min(MAX_PAGE_RANGES)),
             Ok(_) => {
                 return Err(ApiError::OutOfRangeQueryParameterValue {
                     name: "maxresults".into(),
