@@ -6,7 +6,7 @@
 use std::os::unix::fs::MetadataExt as _;
 use std::time::Duration;
 
-use stowage_tests::{Client, Response, TestServer, unique};
+use stowage_tests::{ACCOUNT, Client, KEY, Response, TestServer, blob_sas, unique};
 
 const TIB: u64 = 1024 * 1024 * 1024 * 1024;
 
@@ -413,4 +413,64 @@ async fn page_writes_to_a_leased_blob_need_its_lease() {
     )
     .await;
     assert_eq!(r.status, 201, "{}", r.text());
+}
+
+/// Upload Pages From URL: the source range lands in the pages named; a
+/// missing or mismatched source range, or a source the request may not
+/// read, is refused before anything is written.
+#[tokio::test]
+async fn upload_pages_from_url_and_its_refusals() {
+    let server = TestServer::start_in_memory().await;
+    let (c, ctr) = setup(&server).await;
+    let body: Vec<u8> = (0..2048u32).map(|i| (i % 251) as u8).collect();
+    assert_eq!(c.put_blob(&ctr, "src", &body).await.status, 201);
+    let sas = blob_sas(ACCOUNT, KEY, &ctr, "src", "r", "2030-01-01T00:00:00Z");
+    let url = format!("{}/{ACCOUNT}/{ctr}/src?{sas}", server.base);
+    create(&c, &ctr, "p", 4096).await;
+    let from_url = |range: &str, source_range: Option<&str>, src: &str| {
+        let mut r = c
+            .put(&format!("/{ctr}/p?comp=page"))
+            .header("x-ms-page-write", "update")
+            .header("x-ms-range", range)
+            .header("x-ms-copy-source", src);
+        if let Some(s) = source_range {
+            r = r.header("x-ms-source-range", s);
+        }
+        r.send()
+    };
+    let r = from_url("bytes=512-1535", Some("bytes=1024-2047"), &url).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.header("x-ms-blob-sequence-number").as_deref(), Some("0"));
+    let got = c.get(&format!("/{ctr}/p")).send().await.body;
+    assert!(got[..512].iter().all(|b| *b == 0));
+    assert_eq!(&got[512..1536], &body[1024..2048]);
+    from_url("bytes=0-511", None, &url)
+        .await
+        .assert_error(400, "MissingRequiredHeader");
+    from_url("bytes=0-511", Some("bytes=0-1023"), &url)
+        .await
+        .assert_error(400, "InvalidHeaderValue");
+    // Past the source's end: the source has 2,048 bytes.
+    from_url("bytes=0-1023", Some("bytes=1536-2559"), &url)
+        .await
+        .assert_error(400, "InvalidHeaderValue");
+    from_url("bytes=1-512", Some("bytes=0-511"), &url)
+        .await
+        .assert_error(416, "InvalidPageRange");
+    // No SAS: the source's own refusal.
+    let bare = format!("{}/{ACCOUNT}/{ctr}/src", server.base);
+    let r = from_url("bytes=0-511", Some("bytes=0-511"), &bare).await;
+    assert_eq!(
+        r.code().as_deref(),
+        Some("CannotVerifyCopySource"),
+        "{}",
+        r.text()
+    );
+    let list = page_list(&c, &format!("/{ctr}/p?comp=pagelist")).await;
+    assert!(
+        list.ends_with(
+            "<PageList><PageRange><Start>512</Start><End>1535</End></PageRange></PageList>"
+        ),
+        "{list}"
+    );
 }
