@@ -118,6 +118,41 @@ pub enum Error {
     /// Reading the request body failed (the client went away).
     #[error("reading the request body failed: {0}")]
     Body(#[source] std::io::Error),
+    /// A page range that is not page-aligned or lies past the end of the
+    /// page blob (docs/wire/pages.md).
+    #[error("The page range specified is invalid.")]
+    InvalidPageRange,
+    /// An `x-ms-if-sequence-number-*` condition does not hold.
+    #[error("The sequence number condition specified was not met.")]
+    SequenceNumberConditionNotMet,
+    /// `x-ms-sequence-number-action: increment` at the largest number.
+    #[error(
+        "The sequence number increment cannot be performed because it would result in overflow of the sequence number."
+    )]
+    SequenceNumberIncrementTooLarge,
+    /// Get Page Ranges with `prevsnapshot` naming no snapshot of the blob.
+    #[error("The previous snapshot is not found.")]
+    PreviousSnapshotNotFound,
+    /// Incremental Copy Blob from a base blob, not a snapshot.
+    #[error("The source for incremental copy request must be a snapshot.")]
+    IncrementalCopySourceMustBeSnapshot,
+    /// Incremental Copy Blob from a blob that is not a page blob.
+    #[error("The source blob type is invalid for this operation.")]
+    InvalidSourceBlobType,
+    /// Incremental Copy Blob onto a blob that is not an incremental copy of
+    /// the same source.
+    #[error(
+        "The specified source blob is different than the copy source of the existing incremental copy blob."
+    )]
+    IncrementalCopyBlobMismatch,
+    /// Incremental Copy Blob of a snapshot no newer than the last one copied.
+    #[error(
+        "The specified snapshot is earlier than the last snapshot copied into the incremental copy blob."
+    )]
+    IncrementalCopyOfEarlierVersionSnapshotNotAllowed,
+    /// A change to the content of an incremental-copy destination.
+    #[error("The specified operation is not allowed on an incremental copy blob.")]
+    OperationNotAllowedOnIncrementalCopyBlob,
     /// The operation is addressed to a snapshot but only applies to base blobs.
     #[error("Invalid operation against a blob snapshot.")]
     SnapshotOperation,

@@ -38,6 +38,7 @@ mod meta;
 mod metadata;
 mod model;
 mod names;
+pub mod pages;
 mod pins;
 mod ranges;
 mod space;
@@ -59,23 +60,27 @@ pub use meta::versions::DeleteRetention;
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
     AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
-    CopyProperties, CopyStatus, DeletedContainer, DeletedState, PublicAccess, Versioned,
+    CopyProperties, CopyStatus, DeletedContainer, DeletedState, PageProperties, PublicAccess,
+    Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
 pub use ranges::ByteRange;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
     CopiedBytes, CopyBlobInput, CopyBlobOutput, CopyJob, CopySource, CreateContainerInput,
-    DEFAULT_REHYDRATE_DELAY, DeleteBlobInput, DeleteContainerInput, DeleteSnapshots,
-    FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput, GetBlobTagsInput,
-    GetBlockListInput, GetBlockListOutput, INTERRUPTED_COPY, ImportBlobInput, ImportContainerInput,
-    ImportPart, LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS,
-    MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, RemoteCopyInput, RestoreContainerInput, SealAppendBlobInput,
+    CreatePageBlobInput, DEFAULT_REHYDRATE_DELAY, DeleteBlobInput, DeleteContainerInput,
+    DeleteSnapshots, FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput,
+    GetBlobTagsInput, GetBlockListInput, GetBlockListOutput, GetPageRangesInput,
+    GetPageRangesOutput, INTERRUPTED_COPY, ImportBlobInput, ImportContainerInput, ImportPart,
+    IncrementalCopyBlobInput, IncrementalCopyBlobOutput, LeaseBlobInput, LeaseContainerInput,
+    LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PageRangeItem,
+    PageWrite, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput, PutBlockOutput,
+    PutPageInput, PutPageOutput, RemoteCopyInput, RestoreContainerInput, SealAppendBlobInput,
     SetBlobExpiryInput, SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput,
-    SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput, SnapshotBlobInput,
-    SnapshotBlobOutput, SourceAccess, Store, StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME,
-    UndeleteBlobInput, Versioning, copy_progress, is_find_marker,
+    SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput, SetPageBlobPropertiesInput,
+    SetPageBlobPropertiesOutput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
+    StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, UndeleteBlobInput, Versioning,
+    copy_progress, is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};

@@ -319,8 +319,10 @@ pub(crate) fn list_blobs(
                 true => meta::tag_count(conn, row.id)?,
                 false => 0,
             };
+            let page = crate::store::page_properties(conn, &row)?;
             let mut properties = crate::store::blob_properties(row, now);
             properties.tag_count = tag_count;
+            properties.page = page;
             if let Some(t) = tags {
                 properties.tag_count = t.len() as u64;
                 properties.tags = Some(t);

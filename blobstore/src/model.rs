@@ -13,7 +13,7 @@ pub enum BlobType {
     BlockBlob,
     /// Content that only grows, one appended block at a time.
     AppendBlob,
-    /// Random-access 512-byte pages (not served yet).
+    /// Random-access 512-byte pages.
     PageBlob,
 }
 
@@ -296,6 +296,20 @@ pub struct BlobProperties {
     pub is_current_version: Option<bool>,
     /// When it was soft-deleted and how many days of retention remain.
     pub deleted: Option<DeletedState>,
+    /// What only a page blob has (`None` for other types).
+    pub page: Option<PageProperties>,
+}
+
+/// The properties only a page blob has.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageProperties {
+    /// `x-ms-blob-sequence-number`.
+    pub sequence_number: u64,
+    /// True for the destination of an Incremental Copy Blob.
+    pub incremental_copy: bool,
+    /// `x-ms-copy-destination-snapshot`: the snapshot the last incremental
+    /// copy made of the destination.
+    pub copy_destination_snapshot: Option<String>,
 }
 
 /// The state of a soft-deleted blob, snapshot or version (List Blobs with

@@ -46,6 +46,7 @@ mod error_code;
 mod lease;
 mod listing;
 mod metadata;
+mod pages;
 pub mod patterns;
 mod pipeline;
 mod properties;
@@ -76,6 +77,7 @@ pub use listing::{
     ListContainersOptions,
 };
 pub use metadata::Metadata;
+pub use pages::{PAGE_SIZE, PageRange, PageWriteInfo, PageWriteOptions, SequenceNumberAction};
 pub use pipeline::{ClientOptions, SERVICE_VERSION};
 pub use properties::{
     BlobProperties, BlobType, ByteRange, ContainerProperties, ContentProperties, ContentRange,

@@ -272,6 +272,8 @@ pub struct BlobProperties {
     pub access_tier: Option<String>,
     /// The rest of what a block blob reports about its tier.
     pub tier_info: crate::TierInfo,
+    /// The sequence number of a page blob.
+    pub sequence_number: Option<u64>,
 }
 
 /// Properties of a container.
@@ -414,6 +416,7 @@ impl BlobProperties {
             copy,
             access_tier: owned(header(headers, "x-ms-access-tier")),
             tier_info: crate::TierInfo::from_headers(headers),
+            sequence_number: header_u64(headers, "x-ms-blob-sequence-number"),
         })
     }
 
@@ -461,6 +464,9 @@ impl BlobProperties {
             copy,
             access_tier: p.non_empty("AccessTier"),
             tier_info: crate::TierInfo::from_listing(p),
+            sequence_number: p
+                .text_of("x-ms-blob-sequence-number")
+                .and_then(|v| v.trim().parse().ok()),
         }
     }
 }

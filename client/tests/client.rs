@@ -13,6 +13,7 @@ mod client {
     mod leases;
     mod listing;
     mod log_blobs;
+    mod pages;
     mod restore;
     mod retries;
     mod support;

@@ -629,6 +629,51 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
             "OperationNotAllowed",
             "Permanent delete is not allowed for this blob or by the account's delete retention policy.",
         ),
+        StoreError::InvalidPageRange => answer(
+            416,
+            "InvalidPageRange",
+            "The page range specified is invalid.",
+        ),
+        StoreError::SequenceNumberConditionNotMet => answer(
+            412,
+            "SequenceNumberConditionNotMet",
+            "The sequence number condition specified was not met.",
+        ),
+        StoreError::SequenceNumberIncrementTooLarge => answer(
+            409,
+            "SequenceNumberIncrementTooLarge",
+            "The sequence number increment cannot be performed because it would result in overflow of the sequence number.",
+        ),
+        StoreError::PreviousSnapshotNotFound => answer(
+            409,
+            "PreviousSnapshotNotFound",
+            "The previous snapshot is not found.",
+        ),
+        StoreError::IncrementalCopySourceMustBeSnapshot => answer(
+            409,
+            "IncrementalCopySourceMustBeSnapshot",
+            "The source for incremental copy request must be a snapshot.",
+        ),
+        StoreError::InvalidSourceBlobType => answer(
+            409,
+            "InvalidSourceBlobType",
+            "The source blob type is invalid for this operation.",
+        ),
+        StoreError::IncrementalCopyBlobMismatch => answer(
+            409,
+            "IncrementalCopyBlobMismatch",
+            "The specified source blob is different than the copy source of the existing incremental copy blob.",
+        ),
+        StoreError::IncrementalCopyOfEarlierVersionSnapshotNotAllowed => answer(
+            409,
+            "IncrementalCopyOfEarlierVersionSnapshotNotAllowed",
+            "The specified snapshot is earlier than the last snapshot copied into the incremental copy blob.",
+        ),
+        StoreError::OperationNotAllowedOnIncrementalCopyBlob => answer(
+            409,
+            "OperationNotAllowedOnIncrementalCopyBlob",
+            "The specified operation is not allowed on an incremental copy blob.",
+        ),
         StoreError::SnapshotOperation => answer(
             400,
             "InvalidOperation",

@@ -175,6 +175,18 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
     if p.blob_type == BlobType::AppendBlob {
         b.insert_header(("x-ms-blob-sealed", if p.sealed { "true" } else { "false" }));
     }
+    if let Some(page) = &p.page {
+        b.insert_header((
+            "x-ms-blob-sequence-number",
+            page.sequence_number.to_string(),
+        ));
+        if page.incremental_copy {
+            b.insert_header(("x-ms-incremental-copy", "true"));
+        }
+        if let Some(s) = &page.copy_destination_snapshot {
+            b.insert_header(("x-ms-copy-destination-snapshot", s.as_str()));
+        }
+    }
     b.insert_header(("x-ms-server-encrypted", "true"));
     version_id(b, p.version_id.as_deref());
     if let Some(current) = p.is_current_version {

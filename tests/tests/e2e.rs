@@ -29,6 +29,7 @@ mod e2e {
     mod leases;
     mod listing;
     mod oauth;
+    mod pages;
     mod restore;
     mod snapshots;
     mod tags;

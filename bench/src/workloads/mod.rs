@@ -9,6 +9,7 @@ mod copy;
 mod large;
 mod listing;
 mod overwrite;
+mod pages;
 mod small;
 mod tags;
 mod tiers;
@@ -110,6 +111,8 @@ pub async fn run(name: &str, ctx: &Ctx) -> Result<Vec<Record>> {
         "find-tags" => (c, tags::find_tags(ctx).await?),
         "set-tags" => (c, tags::set_tags(ctx).await?),
         "copy-remote" => return copy::copy_remote(ctx).await,
+        "put-page-4k" => (c, pages::put_page_4k(ctx).await?),
+        "page-ranges-100k" => (c.min(4), pages::page_ranges_100k(ctx).await?),
         "probe" => (1, probe(ctx).await?),
         other => bail!("unknown workload {other:?}; known: {}", ALL.join(", ")),
     };

@@ -269,12 +269,29 @@ pub(crate) fn update_after_append(conn: &Connection, row: &BlobRow) -> Result<()
     Ok(())
 }
 
-/// Removes the extent list of `blob_id` and returns it.
+/// Removes the content of `blob_id` (its extent list, or a page blob's
+/// page map and page row) and returns the extents it read.
 fn take_extents(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
     let old = blob_extents(conn, blob_id)?;
     conn.prepare_cached("DELETE FROM blob_extents WHERE blob_id = ?1")?
         .execute(params![blob_id])?;
-    Ok(old.into_iter().map(|e| e.extent).collect())
+    let mut old: Vec<String> = old.into_iter().map(|e| e.extent).collect();
+    old.extend(super::pages::take_pages(conn, blob_id)?);
+    Ok(old)
+}
+
+/// Gives blob version `to` (which has no content yet) the content of
+/// `from`, whatever its kind: the extent list, or a page blob's page map
+/// and page row. Rows only: both versions read the same extents. Every
+/// copy of content (snapshots, copies) goes through here, so a new kind
+/// of content is shared by adding it here.
+pub(crate) fn share_content(conn: &Connection, from: i64, to: i64) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id)
+         SELECT ?2, seq, extent, len, block_id FROM blob_extents WHERE blob_id = ?1",
+    )?
+    .execute(params![from, to])?;
+    super::pages::share_pages(conn, from, to)
 }
 
 /// Inserts a new blob version and its extents.
@@ -339,6 +356,25 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
 pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Vec<String>> {
     let mut old = take_extents(conn, id)?;
     old.extend(super::blocks::take_blocks(conn, id)?);
+    replace_attributes(conn, id, b)?;
+    insert_extents(conn, id, 0, &b.extents)?;
+    Ok(old)
+}
+
+/// Replaces everything of the base blob row `id` by `b` but its content
+/// (a copy of a blob onto itself); returns the extents of its uncommitted
+/// blocks, which are discarded.
+pub(crate) fn replace_keeping_content(
+    conn: &Connection,
+    id: i64,
+    b: &NewBlob,
+) -> Result<Vec<String>> {
+    let old = super::blocks::take_blocks(conn, id)?;
+    replace_attributes(conn, id, b)?;
+    Ok(old)
+}
+
+fn replace_attributes(conn: &Connection, id: i64, b: &NewBlob) -> Result<()> {
     let lease = lease_columns::values(&b.lease);
     let copy = copy_values(&b.copy);
     let tier = tier_columns::values(&b.tier);
@@ -391,8 +427,7 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
         copy.4,
         copy.5,
     ])?;
-    insert_extents(conn, id, 0, &b.extents)?;
-    Ok(old)
+    Ok(())
 }
 
 /// Writes the properties, metadata and lease of row `id` (content unchanged).

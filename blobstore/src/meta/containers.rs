@@ -210,8 +210,11 @@ pub(crate) fn delete_container(conn: &Connection, id: i64) -> Result<Vec<String>
              SELECT k.extent FROM blocks k JOIN blobs b ON b.id = k.blob_id
              WHERE b.container_id = ?1",
         )?;
-        stmt.query_map(params![id], |r| r.get(0))?
-            .collect::<rusqlite::Result<Vec<String>>>()?
+        let mut extents = stmt
+            .query_map(params![id], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        extents.extend(super::pages::container_page_extents(conn, id)?);
+        extents
     };
     conn.prepare_cached("DELETE FROM containers WHERE id = ?1")?
         .execute(params![id])?;

@@ -15,7 +15,8 @@ pub(crate) fn collect_unreferenced(
 ) -> Result<()> {
     let mut still_used = conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
-             OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)",
+             OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
+             OR EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)",
     )?;
     let mut insert = conn.prepare_cached(
         "INSERT INTO garbage (extent, since) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
@@ -107,6 +108,7 @@ pub(crate) fn extent_known(conn: &Connection, extent: &str) -> Result<bool> {
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
                  OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
+                 OR EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)
                  OR EXISTS (SELECT 1 FROM garbage WHERE extent = ?1)",
         )?
         .query_row(params![extent], |r| r.get(0))?)

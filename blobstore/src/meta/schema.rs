@@ -47,6 +47,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     if version < 9 {
         conn.execute_batch(V9)?;
     }
+    if version < 10 {
+        conn.execute_batch(V10)?;
+    }
     if version < 11 {
         conn.execute_batch(V11)?;
     }
@@ -204,6 +207,38 @@ const V9: &str = "
     CREATE INDEX blob_tags_find ON blob_tags(account, key, value, container, name)
         WHERE is_base = 1;
     PRAGMA user_version = 9;
+    COMMIT;
+";
+
+/// Version 10: page blobs. `page_blobs` holds what only a page blob has:
+/// its sequence number, and for an incremental-copy destination the snapshot
+/// the last copy made of it, the source blob it is tied to and the source
+/// snapshot last copied. `page_ranges` is its page
+/// map: the written bytes `[start_at, end_at)` are the bytes of `extent`
+/// from `extent_at`, runs never overlap, and what no run covers reads as
+/// zeros. A snapshot copies its base's runs and so shares the extents; the
+/// index by extent is how the garbage collector asks whether anything still
+/// reads one.
+const V10: &str = "
+    BEGIN;
+    CREATE TABLE page_blobs (
+        blob_id INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+        sequence_number INTEGER NOT NULL,
+        incremental_copy INTEGER NOT NULL DEFAULT 0,
+        copy_destination_snapshot TEXT,
+        incremental_source TEXT,
+        incremental_source_snapshot TEXT
+    );
+    CREATE TABLE page_ranges (
+        blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+        start_at INTEGER NOT NULL,
+        end_at INTEGER NOT NULL,
+        extent TEXT NOT NULL,
+        extent_at INTEGER NOT NULL,
+        PRIMARY KEY (blob_id, start_at)
+    ) WITHOUT ROWID;
+    CREATE INDEX page_ranges_by_extent ON page_ranges(extent);
+    PRAGMA user_version = 10;
     COMMIT;
 ";
 
@@ -600,8 +635,10 @@ pub(crate) mod tests {
     }
 
     /// Takes a database of this version back to version 9: drops what
-    /// versions 11 to 13 added (version 10 is unused).
+    /// versions 10 to 13 added.
     const REWIND_TO_9: &str = "
+             DROP TABLE page_ranges;
+             DROP TABLE page_blobs;
              DROP INDEX blobs_by_purge;
              ALTER TABLE blobs DROP COLUMN version_id;
              ALTER TABLE blobs DROP COLUMN deleted_at;
@@ -737,6 +774,21 @@ pub(crate) mod tests {
             .query_row("SELECT count(*) FROM blob_delete_retention", [], |r| {
                 r.get(0)
             })
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+
+    /// A version 9 database gains the page blob tables, empty.
+    #[test]
+    fn a_version_9_database_gains_the_page_tables() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(REWIND_TO_9).unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        assert!(has_index(&conn, "page_ranges_by_extent"));
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM page_blobs", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 0);
     }

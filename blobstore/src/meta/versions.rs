@@ -193,11 +193,7 @@ pub(crate) fn preserve(
     ))?
     .execute(params![id, HIDDEN, key, at, purge, version_id])?;
     let new_id = conn.last_insert_rowid();
-    conn.prepare_cached(
-        "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id)
-         SELECT ?2, seq, extent, len, block_id FROM blob_extents WHERE blob_id = ?1",
-    )?
-    .execute(params![id, new_id])?;
+    super::blobs::share_content(conn, id, new_id)?;
     super::tags::copy_tags(conn, id, new_id)?;
     Ok(new_id)
 }

@@ -164,7 +164,7 @@ pub struct DeleteBlobInput {
     pub permanent: bool,
 }
 
-fn current(row: &BlobRow) -> Current<'_> {
+pub(super) fn current(row: &BlobRow) -> Current<'_> {
     Current {
         etag: row.version.etag.as_str(),
         last_modified: row.version.last_modified,
@@ -358,13 +358,14 @@ impl Store {
     pub async fn get_blob(&self, input: GetBlobInput) -> Result<GetBlobOutput> {
         let now = self.now();
         let pins = self.inner.pins.clone();
-        let (row, tag_count, pieces, range, guard) = self
+        let (row, tag_count, page, pieces, range, guard) = self
             .inner
             .db
             .read_now(move |conn| {
                 let row = read_checked(conn, &input, now)?;
                 row.tier.check_online(now)?;
                 let tag_count = meta::tag_count(conn, row.id)?;
+                let page = super::page_properties(conn, &row)?;
                 let range = match input.range {
                     Some(r) => Some(
                         r.resolve(row.size)
@@ -374,12 +375,21 @@ impl Store {
                 };
                 let span = range.clone().unwrap_or(0..row.size);
                 if span.is_empty() {
-                    return Ok((row, tag_count, None, range, None));
+                    return Ok((row, tag_count, page, None, range, None));
+                }
+                if row.blob_type == BlobType::PageBlob {
+                    // Only the map inside the span is read; unwritten
+                    // pages stream as zeros.
+                    let runs = meta::runs_in(conn, row.id, &span)?;
+                    let guard = pins.pin(runs.iter().map(|r| r.extent.clone()).collect());
+                    let stretches = crate::pages::map::layout(&runs, &span);
+                    let pieces = body::page_pieces(conn, stretches)?;
+                    return Ok((row, tag_count, page, Some(pieces), range, Some(guard)));
                 }
                 let parts = meta::blob_extents(conn, row.id)?;
                 let guard = pins.pin(parts.iter().map(|p| p.extent.clone()).collect());
                 let pieces = body::pieces(conn, &parts, &span)?;
-                Ok((row, tag_count, Some(pieces), range, Some(guard)))
+                Ok((row, tag_count, page, Some(pieces), range, Some(guard)))
             })
             .await?;
         let body = match (pieces, guard) {
@@ -393,6 +403,7 @@ impl Store {
         };
         let mut properties = blob_properties(row, now);
         properties.tag_count = tag_count;
+        properties.page = page;
         Ok(GetBlobOutput {
             properties,
             range,
@@ -406,17 +417,19 @@ impl Store {
     /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
     pub async fn get_blob_properties(&self, input: GetBlobInput) -> Result<BlobProperties> {
         let now = self.now();
-        let (row, tag_count) = self
+        let (row, tag_count, page) = self
             .inner
             .db
             .read_now(move |conn| {
                 let row = read_checked(conn, &input, now)?;
                 let n = meta::tag_count(conn, row.id)?;
-                Ok((row, n))
+                let page = super::page_properties(conn, &row)?;
+                Ok((row, n, page))
             })
             .await?;
         let mut properties = blob_properties(row, now);
         properties.tag_count = tag_count;
+        properties.page = page;
         Ok(properties)
     }
 
@@ -605,7 +618,7 @@ fn check_stated_md5(stated: Option<&[u8]>, computed: [u8; 16]) -> Result<()> {
 /// type is not checked: Put Blob replaces a blob of any type, and the new
 /// type wins (an append blob over a block blob and the other way round).
 /// Returns the existing base row and the lease record the new version keeps.
-fn check_put(
+pub(super) fn check_put(
     conn: &rusqlite::Connection,
     container_id: i64,
     input: &PutBlobInput,
@@ -633,7 +646,7 @@ fn check_put(
 
 /// The read path shared by Get Blob and Get Blob Properties: the committed
 /// version, its conditions (304/412) and the read rule of its lease.
-fn read_checked(
+pub(super) fn read_checked(
     conn: &rusqlite::Connection,
     input: &GetBlobInput,
     now: std::time::SystemTime,

@@ -27,7 +27,13 @@ pub(crate) enum Piece {
     Inline(String, Range<u64>),
     /// Bytes already loaded.
     Loaded(Bytes),
+    /// Zeros: pages of a page blob that nothing was written to.
+    Zeros(u64),
 }
+
+/// The zeros a [`Piece::Zeros`] is streamed from, one slice at a time: a
+/// terabyte of unwritten pages costs no memory.
+static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
 /// The pieces that cover `range` of the content made of `parts` (in
 /// order). Inline pieces are loaded from `conn` while their total stays
@@ -62,6 +68,50 @@ pub(crate) fn pieces(
     Ok(out)
 }
 
+/// The pieces of a page blob's `span`, from the stretches of its page map
+/// (`pages::map::layout`); inline extents are preloaded as in [`pieces`].
+pub(crate) fn page_pieces(
+    conn: &rusqlite::Connection,
+    stretches: Vec<crate::pages::map::Stretch>,
+) -> Result<Vec<Piece>> {
+    use crate::pages::map::Stretch;
+    let mut out = Vec::with_capacity(stretches.len());
+    let mut preloaded = 0u64;
+    for stretch in stretches {
+        match stretch {
+            Stretch::Zeros(n) => out.push(Piece::Zeros(n)),
+            Stretch::Data { extent, range } if !extents::is_inline(&extent) => {
+                out.push(Piece::Object(extent, range));
+            }
+            Stretch::Data { extent, range } => {
+                let len = range.end - range.start;
+                if preloaded + len <= PRELOAD_INLINE {
+                    preloaded += len;
+                    let data = meta::inline_data(conn, &extent)?;
+                    out.push(Piece::Loaded(
+                        data.slice(range.start as usize..range.end as usize),
+                    ));
+                } else {
+                    out.push(Piece::Inline(extent, range));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `len` zeros, in slices of [`ZEROS`].
+fn zeros(len: u64) -> BoxStream<'static, Result<Bytes>> {
+    futures::stream::unfold(len, |left| async move {
+        if left == 0 {
+            return None;
+        }
+        let n = left.min(ZEROS.len() as u64);
+        Some((Ok(Bytes::from_static(&ZEROS[..n as usize])), left - n))
+    })
+    .boxed()
+}
+
 /// A stream of the bytes of one blob version (or a range of it).
 pub struct BlobBody {
     inner: BoxStream<'static, Result<Bytes>>,
@@ -91,6 +141,7 @@ impl BlobBody {
                         Piece::Loaded(data) => {
                             Ok(futures::stream::once(async move { Ok(data) }).boxed())
                         }
+                        Piece::Zeros(n) => Ok(zeros(n)),
                     }
                 }
             })

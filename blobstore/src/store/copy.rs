@@ -248,12 +248,33 @@ impl Store {
                         description: None,
                     }),
                     lease,
-                    extents: meta::blob_extents(tx, source.id)?,
+                    extents: Vec::new(),
                     version_id: None,
                 };
                 let keeping = store.keeping(tx, &input.account)?;
-                let id =
-                    super::versions::write_base(tx, cid, dest.as_ref(), &mut new, keeping, now)?;
+                let id = match dest.as_ref() {
+                    // A blob copied onto itself keeps its content (and
+                    // its page map): only its properties are replaced.
+                    Some(r) if r.id == source.id => {
+                        super::versions::next_version(tx, cid, Some(r), &mut new, keeping, now)?;
+                        let old = meta::replace_keeping_content(tx, r.id, &new)?;
+                        meta::collect_unreferenced(tx, &old, now)?;
+                        r.id
+                    }
+                    _ => {
+                        let id = super::versions::write_base(
+                            tx,
+                            cid,
+                            dest.as_ref(),
+                            &mut new,
+                            keeping,
+                            now,
+                        )?;
+                        meta::share_content(tx, source.id, id)?;
+                        meta::clear_incremental_copy(tx, id)?;
+                        id
+                    }
+                };
                 if dest.is_some() || !input.tags.is_empty() {
                     meta::set_tags(tx, id, &input.tags)?;
                 }

@@ -8,7 +8,9 @@ mod containers;
 mod copy;
 mod expiry;
 mod import;
+mod incremental;
 mod leases;
+mod pages;
 mod remote_copy;
 mod service_cache;
 mod snapshots;
@@ -48,7 +50,13 @@ pub use containers::{
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use expiry::SetBlobExpiryInput;
 pub use import::{ImportBlobInput, ImportContainerInput, ImportPart};
+pub use incremental::{IncrementalCopyBlobInput, IncrementalCopyBlobOutput};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
+pub(crate) use pages::page_properties;
+pub use pages::{
+    CreatePageBlobInput, GetPageRangesInput, GetPageRangesOutput, PageRangeItem, PageWrite,
+    PutPageInput, PutPageOutput, SetPageBlobPropertiesInput, SetPageBlobPropertiesOutput,
+};
 pub use remote_copy::{CopiedBytes, CopyJob, INTERRUPTED_COPY, RemoteCopyInput, copy_progress};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 pub use tags::{
@@ -357,5 +365,6 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
             deleted_time: at,
             remaining_retention_days: versions::remaining_days(purge, now),
         }),
+        page: None,
     }
 }

@@ -98,10 +98,11 @@ impl Store {
                     tier: base.tier.settled(now),
                     copy: base.copy.clone(),
                     lease: LeaseRecord::default(),
-                    extents: meta::blob_extents(tx, base.id)?,
+                    extents: Vec::new(),
                     version_id: None,
                 };
                 let snapshot_id = meta::insert_blob(tx, cid, &snapshot)?;
+                meta::share_content(tx, base.id, snapshot_id)?;
                 // A snapshot keeps the tags the base blob has when it is taken.
                 meta::copy_tags(tx, base.id, snapshot_id)?;
                 Ok(SnapshotBlobOutput {

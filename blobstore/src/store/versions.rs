@@ -256,6 +256,29 @@ pub(crate) fn write_base(
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<i64> {
+    next_version(tx, cid, existing, new, keeping, now)?;
+    match existing {
+        Some(r) => {
+            let old = meta::replace_blob(tx, r.id, new)?;
+            meta::collect_unreferenced(tx, &old, now)?;
+            Ok(r.id)
+        }
+        None => meta::insert_blob(tx, cid, new),
+    }
+}
+
+/// Keeps the content `existing` has as the account asks (a previous
+/// version, a soft-deleted snapshot, or nothing) and gives `new` its
+/// version id: the first half of [`write_base`], for writers that replace
+/// the row themselves.
+pub(crate) fn next_version(
+    tx: &Connection,
+    cid: i64,
+    existing: Option<&BlobRow>,
+    new: &mut NewBlob,
+    keeping: Keeping,
+    now: SystemTime,
+) -> Result<()> {
     let committed = existing.filter(|r| r.committed);
     // The replaced version is kept first: when it gets its id only now
     // (written before versioning was on), the new id must differ from it.
@@ -272,14 +295,7 @@ pub(crate) fn write_base(
         )?),
         false => None,
     };
-    match existing {
-        Some(r) => {
-            let old = meta::replace_blob(tx, r.id, new)?;
-            meta::collect_unreferenced(tx, &old, now)?;
-            Ok(r.id)
-        }
-        None => meta::insert_blob(tx, cid, new),
-    }
+    Ok(())
 }
 
 /// Deletes the base blob `row` (its snapshots already dealt with): it

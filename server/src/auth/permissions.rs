@@ -75,7 +75,7 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         LeaseContainer => need(C, lease, ServiceScope::None),
         GetContainerAcl | SetContainerAcl | GetUserDelegationKey => return None,
         ListBlobs => need(C, "l", ServiceScope::Container),
-        PutBlob | CopyBlob | PutBlobFromUrl => SasNeed {
+        PutBlob | CopyBlob | PutBlobFromUrl | IncrementalCopyBlob => SasNeed {
             create_only_needs_absent: true,
             ..need(O, "cw", ServiceScope::Any)
         },
@@ -83,9 +83,8 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
             need(O, "r", ServiceScope::Any)
         }
         SetBlobProperties | SetBlobMetadata | PutBlock | PutBlockFromUrl | PutBlockList
-        | PutPage | AbortCopyBlob | SealAppendBlob | SetBlobTier | SetBlobExpiry => {
-            need(O, "w", ServiceScope::Any)
-        }
+        | PutPage | UploadPagesFromUrl | AbortCopyBlob | SealAppendBlob | SetBlobTier
+        | SetBlobExpiry => need(O, "w", ServiceScope::Any),
         AppendBlock | AppendBlockFromUrl => need(O, "aw", ServiceScope::Any),
         SnapshotBlob => need(O, "cw", ServiceScope::Any),
         LeaseBlob => need(O, lease, ServiceScope::Any),

@@ -91,8 +91,7 @@ pub(crate) async fn put_blob(
                 });
             }
         }
-        // Page blobs come later (docs/wire/blobs.md#page-blobs).
-        BlobType::PageBlob => return Err(ApiError::NotImplemented),
+        BlobType::PageBlob => return super::pages::put_page_blob(ctx).await,
     }
     let conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Create)?;
@@ -277,13 +276,8 @@ pub(crate) async fn set_blob_properties(ctx: &RequestContext) -> Result<HttpResp
     ctx.forbid_snapshot()?;
     refuse_unsupported(ctx)?;
     let h = ctx.headers();
-    for page_only in ["x-ms-blob-content-length", "x-ms-sequence-number-action"] {
-        if let Some(v) = h.get(page_only)? {
-            return Err(ApiError::InvalidHeaderValue {
-                name: page_only.into(),
-                value: v.into(),
-            });
-        }
+    if super::pages::is_page_properties(h) {
+        return super::pages::set_page_blob_properties(ctx).await;
     }
     let conditions = h.conditions()?;
     conditions::validate(&conditions, ConditionKind::Write)?;

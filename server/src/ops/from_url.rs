@@ -27,17 +27,17 @@ use crate::response;
 const PUT_BLOB_FROM_URL_MAX: u64 = 5000 * 1024 * 1024;
 
 /// The bytes of a source, opened.
-struct Source {
+pub(super) struct Source {
     /// The source's content properties (of the version read).
-    content: ContentProperties,
+    pub(super) content: ContentProperties,
     /// How many bytes the body yields.
-    length: u64,
+    pub(super) length: u64,
     /// The bytes, as a request body stream.
-    body: futures::stream::BoxStream<'static, std::io::Result<bytes::Bytes>>,
+    pub(super) body: futures::stream::BoxStream<'static, std::io::Result<bytes::Bytes>>,
     /// `x-ms-source-content-md5`, checked against the bytes by the write.
-    md5: Option<[u8; 16]>,
+    pub(super) md5: Option<[u8; 16]>,
     /// `x-ms-source-content-crc64`, checked likewise.
-    crc64: Option<u64>,
+    pub(super) crc64: Option<u64>,
 }
 
 /// The source's own refusal of the read, as the service reports it:
@@ -54,7 +54,7 @@ fn source_read_error(e: stowage_blobstore::Error) -> ApiError {
 
 /// `x-ms-source-range`, when `ranged` operations allow it: `bytes=start-end`
 /// (an open end reads to the end of the source).
-fn source_range(ctx: &RequestContext) -> Result<Option<ByteRange>, ApiError> {
+pub(super) fn source_range(ctx: &RequestContext) -> Result<Option<ByteRange>, ApiError> {
     let Some(v) = ctx.headers().get("x-ms-source-range")? else {
         return Ok(None);
     };
@@ -69,7 +69,7 @@ fn source_range(ctx: &RequestContext) -> Result<Option<ByteRange>, ApiError> {
 /// Checks what every From-URL write shares (no body, the source URL and its
 /// authorization, the source conditions) and opens the source's bytes:
 /// `range` of them when given, at most `max`.
-async fn open_source(
+pub(super) async fn open_source(
     ctx: &RequestContext,
     range: Option<ByteRange>,
     max: u64,

@@ -14,6 +14,7 @@ mod expiry;
 mod from_url;
 mod lease;
 mod oauth;
+mod pages;
 mod params;
 mod service;
 mod tags;
@@ -66,7 +67,9 @@ pub(crate) enum Operation {
     AppendBlockFromUrl,
     SealAppendBlob,
     PutPage,
+    UploadPagesFromUrl,
     GetPageRanges,
+    IncrementalCopyBlob,
     SetBlobTags,
     GetBlobTags,
     SetBlobTier,
@@ -78,13 +81,7 @@ pub(crate) enum Operation {
 }
 
 /// `comp` values of the service that Stowage does not implement.
-const NOT_IMPLEMENTED_COMP: &[&str] = &[
-    "query",
-    "incrementalcopy",
-    "rename",
-    "immutabilitypolicies",
-    "legalhold",
-];
+const NOT_IMPLEMENTED_COMP: &[&str] = &["query", "rename", "immutabilitypolicies", "legalhold"];
 
 /// Every `comp` value the service knows (docs/wire/requests.md#which-operation-a-request-is).
 const KNOWN_COMP: &[&str] = &[
@@ -102,6 +99,7 @@ const KNOWN_COMP: &[&str] = &[
     "copy",
     "page",
     "pagelist",
+    "incrementalcopy",
     "tags",
     "blobs",
     "stats",
@@ -216,9 +214,7 @@ impl Operation {
                 Some("lease") => verb(LeaseBlob, put),
                 Some("block") if k.has_copy_source => verb(PutBlockFromUrl, put),
                 Some("appendblock") if k.has_copy_source => verb(AppendBlockFromUrl, put),
-                // Upload Pages From URL comes with page blobs: refusing beats
-                // writing pages from an empty body.
-                Some("page") if k.has_copy_source => Err(ApiError::NotImplemented),
+                Some("page") if k.has_copy_source => verb(UploadPagesFromUrl, put),
                 Some("block") => verb(PutBlock, put),
                 Some("blocklist") if put => Ok(PutBlockList),
                 Some("blocklist") => verb(GetBlockList, get),
@@ -226,6 +222,7 @@ impl Operation {
                 Some("seal") => verb(SealAppendBlob, put),
                 Some("page") => verb(PutPage, put),
                 Some("pagelist") => verb(GetPageRanges, get),
+                Some("incrementalcopy") => verb(IncrementalCopyBlob, put),
                 Some("tags") if put => Ok(SetBlobTags),
                 Some("tags") => verb(GetBlobTags, get),
                 Some("tier") => verb(SetBlobTier, put),
@@ -283,6 +280,8 @@ impl Operation {
             | AppendBlock
             | AppendBlockFromUrl
             | PutPage
+            | UploadPagesFromUrl
+            | IncrementalCopyBlob
             | SetBlobTags
             | SealAppendBlob
             | SetBlobTier
@@ -345,7 +344,10 @@ pub(crate) async fn dispatch(
         SetBlobTags => tags::set_blob_tags(ctx, body).await,
         GetBlobTags => tags::get_blob_tags(ctx).await,
         FindBlobsByTags | FindBlobsByTagsInContainer => tags::find_blobs_by_tags(ctx).await,
-        PutPage | GetPageRanges => Err(ApiError::NotImplemented),
+        PutPage => pages::put_page(ctx, body).await,
+        UploadPagesFromUrl => pages::upload_pages_from_url(ctx).await,
+        IncrementalCopyBlob => pages::incremental_copy_blob(ctx).await,
+        GetPageRanges => pages::get_page_ranges(ctx).await,
     }
 }
 

@@ -294,7 +294,7 @@ fn every_row_of_the_dispatch_table() {
             Some("page"),
             false,
             true,
-            Err("NotImplemented"),
+            Ok(UploadPagesFromUrl),
         ),
         (
             "PUT",
@@ -324,6 +324,24 @@ fn every_row_of_the_dispatch_table() {
             Ok(AppendBlock),
         ),
         ("PUT", Blob, None, Some("page"), false, false, Ok(PutPage)),
+        (
+            "PUT",
+            Blob,
+            None,
+            Some("incrementalcopy"),
+            false,
+            true,
+            Ok(IncrementalCopyBlob),
+        ),
+        (
+            "GET",
+            Blob,
+            None,
+            Some("incrementalcopy"),
+            false,
+            false,
+            Err("UnsupportedHttpVerb"),
+        ),
         (
             "GET",
             Blob,
@@ -635,6 +653,8 @@ fn only_reads_are_served_on_the_secondary() {
         AppendBlock,
         AppendBlockFromUrl,
         PutPage,
+        UploadPagesFromUrl,
+        IncrementalCopyBlob,
         SetBlobTags,
         BlobBatch,
     ];

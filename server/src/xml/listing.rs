@@ -220,6 +220,12 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
         );
         w.element("Cache-Control", c.cache_control.as_deref().unwrap_or(""));
     }
+    if let Some(page) = &b.page {
+        w.element(
+            "x-ms-blob-sequence-number",
+            &page.sequence_number.to_string(),
+        );
+    }
     w.element("BlobType", b.blob_type.as_str());
     if b.snapshot.is_none() && b.is_current_version != Some(false) && b.deleted.is_none() {
         lease(w, &b.lease);
@@ -235,6 +241,15 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
         if let Some(description) = &copy.description {
             w.element("CopyStatusDescription", description);
         }
+    }
+    if let (true, Some(page)) = (include.copy, &b.page) {
+        if page.incremental_copy {
+            w.element("IncrementalCopy", "true");
+        }
+        w.optional(
+            "CopyDestinationSnapshot",
+            page.copy_destination_snapshot.as_deref(),
+        );
     }
     w.element("ServerEncrypted", "true");
     if b.blob_type == BlobType::BlockBlob {

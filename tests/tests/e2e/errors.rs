@@ -194,7 +194,7 @@ async fn every_response_success_or_error_has_request_id_version_and_date() {
         ("unsupported verb", c.delete("/?comp=list")),
         (
             "not implemented",
-            c.put(&format!("/{name}/b?comp=incrementalcopy")),
+            c.put(&format!("/{name}/b?comp=legalhold")),
         ),
         ("anonymous", c.get(&format!("/{name}/b")).anonymous()),
         (
@@ -424,7 +424,7 @@ async fn operations_stowage_does_not_implement_are_501_not_implemented() {
     c.put_blob(&name, "b", b"x").await;
     let cases = [
         ("POST", format!("/{name}/b?comp=query")),
-        ("PUT", format!("/{name}/b?comp=incrementalcopy")),
+        ("PUT", format!("/{name}/b?comp=legalhold")),
     ];
     for (method, path) in cases {
         let r = c.request(method, &path).send().await;
