@@ -36,6 +36,7 @@ mod meta;
 mod metadata;
 mod model;
 mod names;
+mod observe;
 mod pins;
 mod ranges;
 mod space;
@@ -52,12 +53,14 @@ pub use listing::{
     BlobListItem, ListBlobsInput, ListBlobsOutput, ListContainersInput, ListContainersOutput,
     ListingMarker,
 };
+pub use meta::{AccountUsage, StoreUsage};
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
     AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
     CopyProperties, PublicAccess, Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
+pub use observe::{MetadataCall, ObjectCall, StoreObserver};
 pub use ranges::ByteRange;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,

@@ -40,9 +40,22 @@ pub struct Config {
     /// Log only errors.
     #[arg(short = 's', long = "silent")]
     pub silent: bool,
-    /// Write a debug log to this file.
+    /// Write a debug log to this file: every request's and answer's
+    /// headers (credentials and SAS signatures redacted), error details,
+    /// and the server's own debug events.
     #[arg(short = 'd', long = "debug")]
     pub debug: Option<PathBuf>,
+    /// Serve Prometheus metrics at `http://<blobHost>:<PORT>/metrics`
+    /// (off unless given).
+    #[arg(long = "metricsPort", value_name = "PORT")]
+    pub metrics_port: Option<u16>,
+    /// Write an access log, one line per request, to this file (appended)
+    /// or to standard output (`-`).
+    #[arg(long = "accessLog", value_name = "FILE|-")]
+    pub access_log: Option<PathBuf>,
+    /// The access log's format.
+    #[arg(long = "accessLogFormat", value_enum, default_value = "plain")]
+    pub access_log_format: crate::observe::AccessLogFormat,
     /// PEM certificate chain: serve HTTPS (with `--key`).
     #[arg(long = "cert")]
     pub cert: Option<PathBuf>,

@@ -21,6 +21,7 @@
 //!     loose: false,
 //!     oauth: false,
 //!     test_clock: None,
+//!     observe: Default::default(),
 //! });
 //! let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 //! serve(listener, state, 1, None)?.await?;
@@ -40,6 +41,7 @@ mod handler;
 mod header_case;
 mod headers;
 mod http_dates;
+pub mod observe;
 mod ops;
 mod request;
 mod response;
@@ -54,5 +56,6 @@ pub use accounts::{Account, Accounts};
 pub use config::{Config, GC_INTERVAL, OAuthLevel};
 pub use error::{ApiError, ErrorAnswer};
 pub use handler::{serve, serve_until};
+pub use observe::{Observe, serve_metrics};
 pub use state::AppState;
 pub use transport::tls_config;

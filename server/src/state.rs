@@ -31,4 +31,7 @@ pub struct AppState {
     /// [`crate::test_clock`]; `None` otherwise, and then that request does
     /// not exist.
     pub test_clock: Option<Arc<ManualClock>>,
+    /// Metrics and request logs (`--metricsPort`, `--accessLog`,
+    /// `--debug`); `Observe::default()` records nothing.
+    pub observe: crate::observe::Observe,
 }

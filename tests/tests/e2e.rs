@@ -25,6 +25,7 @@ mod e2e {
     mod hostile;
     mod leases;
     mod listing;
+    mod metrics;
     mod oauth;
     mod snapshots;
     mod tags;

@@ -11,6 +11,7 @@ mod service_cache;
 mod snapshots;
 mod tags;
 mod tiers;
+mod usage;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use stowage_leases::{Clock, LeaseProperties, LeaseRecord};
 use crate::etag::EtagGenerator;
 use crate::extents::Extents;
 use crate::meta::{self, BlobRow, ContainerRow, Db};
+use crate::observe::StoreObserver;
 use crate::pins::Pins;
 use crate::space::Space;
 use crate::{BlobProperties, ContainerProperties, Result};
@@ -65,6 +67,8 @@ pub struct StoreConfig {
     /// How long a rehydration out of the archive tier takes (the service
     /// takes hours; an emulator's users should not wait that long).
     pub rehydrate_delay: Duration,
+    /// Told how long each metadata and object-store call takes.
+    pub observer: Option<Arc<dyn StoreObserver>>,
 }
 
 /// The default [`StoreConfig::rehydrate_delay`].
@@ -83,6 +87,7 @@ impl StoreConfig {
             gc_grace: Duration::from_secs(30),
             disk_reserve: 0,
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
+            observer: None,
         }
     }
 
@@ -94,6 +99,7 @@ impl StoreConfig {
             gc_grace: Duration::from_secs(30),
             disk_reserve: DEFAULT_DISK_RESERVE,
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
+            observer: None,
         }
     }
 
@@ -106,6 +112,12 @@ impl StoreConfig {
     /// Sets how long a rehydration takes.
     pub fn with_rehydrate_delay(mut self, delay: Duration) -> StoreConfig {
         self.rehydrate_delay = delay;
+        self
+    }
+
+    /// Reports the duration of every backend call to `observer`.
+    pub fn with_observer(mut self, observer: Arc<dyn StoreObserver>) -> StoreConfig {
+        self.observer = Some(observer);
         self
     }
 
@@ -188,11 +200,13 @@ impl Store {
                     )
                 }
             };
+        let db = db.with_observer(config.observer.clone());
         let highest = db.call(meta::highest_etag).await?;
         let store = Store {
             inner: Arc::new(Inner {
                 db,
-                extents: Extents::new(objects, local_root, space.clone()),
+                extents: Extents::new(objects, local_root, space.clone())
+                    .with_observer(config.observer.clone()),
                 clock,
                 etags: EtagGenerator::new(highest.as_deref()),
                 pins: Arc::new(Pins::default()),
