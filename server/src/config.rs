@@ -369,6 +369,28 @@ mod tests {
     }
 
     #[test]
+    fn metrics_and_access_log_are_off_unless_asked_for() {
+        use crate::observe::AccessLogFormat;
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        assert_eq!((c.metrics_port, &c.access_log), (None, &None));
+        assert_eq!(c.access_log_format, AccessLogFormat::Plain);
+        let c = Config::try_parse_from([
+            "stowage-server",
+            "--metricsPort",
+            "9100",
+            "--accessLog",
+            "-",
+            "--accessLogFormat",
+            "json",
+        ])
+        .unwrap();
+        assert_eq!(c.metrics_port, Some(9100));
+        assert_eq!(c.access_log, Some(PathBuf::from("-")));
+        assert_eq!(c.access_log_format, AccessLogFormat::Json);
+        assert!(Config::try_parse_from(["stowage-server", "--accessLogFormat", "xml"]).is_err());
+    }
+
+    #[test]
     fn oauth_basic_needs_a_certificate() {
         let c = Config::try_parse_from(["stowage-server"]).unwrap();
         assert_eq!(c.oauth_enabled(), Ok(false));
