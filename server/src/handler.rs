@@ -201,7 +201,7 @@ async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>
             crate::observe::Finished {
                 request_id: &request_id,
                 account: account.as_deref(),
-                operation: &operation,
+                operation,
                 arrived: now,
                 started,
                 failure,

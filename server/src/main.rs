@@ -154,7 +154,8 @@ fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("binding {}:{port} for metrics", config.blob_host))?;
             let at = metrics.local_addr()?;
             actix_web::rt::spawn(serve_metrics(metrics, state.clone())?);
-            tracing::info!("metrics at http://{at}/metrics");
+            // On standard output like the line below: --silent hides logs.
+            println!("Stowage metrics at http://{at}/metrics");
         }
         let scheme = if tls.is_some() { "https" } else { "http" };
         // actix-server stops on the same signals: SIGTERM gracefully,

@@ -26,14 +26,14 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    operation: String,
+    operation: &'static str,
     status_class: &'static str,
     error_code: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OperationLabels {
-    operation: String,
+    operation: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -77,7 +77,7 @@ pub(crate) fn status_class(status: u16) -> &'static str {
 /// One finished request, as the metrics count it.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestSample<'a> {
-    pub operation: &'a str,
+    pub operation: &'static str,
     pub status: u16,
     pub error_code: Option<&'a str>,
     pub bytes_in: u64,
@@ -249,11 +249,11 @@ impl Metrics {
     /// Counts one finished request.
     pub(crate) fn record(&self, s: &RequestSample<'_>) {
         let operation = OperationLabels {
-            operation: s.operation.to_owned(),
+            operation: s.operation,
         };
         self.requests
             .get_or_create(&RequestLabels {
-                operation: operation.operation.clone(),
+                operation: s.operation,
                 status_class: status_class(s.status),
                 error_code: s.error_code.unwrap_or_default().to_owned(),
             })

@@ -8,7 +8,7 @@ pub mod metrics;
 mod redact;
 
 use std::net::TcpListener;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use actix_web::body::{BodySize, MessageBody as _};
@@ -113,12 +113,18 @@ pub(crate) fn emit_access(r: &AccessRecord) {
 /// The label of a request's operation in metrics and logs: the REST
 /// operation's name as the reference spells it (`PutBlob`,
 /// `GetBlobProperties`), `Unknown` for a request that names none.
-pub(crate) fn operation_label(op: Option<crate::ops::Operation>) -> String {
-    match op {
-        // The dispatch table's variants are named as the REST reference
-        // names its operations.
-        Some(op) => format!("{op:?}"),
-        None => "Unknown".to_owned(),
+pub(crate) fn operation_label(op: Option<crate::ops::Operation>) -> &'static str {
+    /// More than the dispatch table has operations.
+    const SLOTS: usize = 128;
+    static NAMES: [OnceLock<&'static str>; SLOTS] = [const { OnceLock::new() }; SLOTS];
+    let Some(op) = op else { return "Unknown" };
+    let slot = op as usize;
+    // The dispatch table's variants are named as the REST reference names
+    // its operations; each name is made once and kept for the process.
+    let name = || -> &'static str { Box::leak(format!("{op:?}").into_boxed_str()) };
+    match NAMES.get(slot) {
+        Some(cell) => cell.get_or_init(name),
+        None => name(),
     }
 }
 
@@ -141,7 +147,7 @@ pub(crate) struct Finished<'a> {
     pub request_id: &'a str,
     pub account: Option<&'a str>,
     /// The REST operation's name, `Unknown` when the request named none.
-    pub operation: &'a str,
+    pub operation: &'static str,
     /// When the request arrived (the server's clock, for the log's time).
     pub arrived: SystemTime,
     /// When the request arrived (for its latency).
