@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser as _;
 use stowage_blobstore::{Clock, ManualClock, Store, SystemClock};
-use stowage_server::observe::{LogSinks, Metrics, log_dispatch};
+use stowage_server::observe::{BatchedWriter, LogSinks, Metrics, log_dispatch};
 use stowage_server::{AppState, Config, GC_INTERVAL, Observe, serve_metrics, serve_until};
 use tokio_util::sync::CancellationToken;
 
@@ -23,8 +23,8 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Installs the process's `tracing` dispatcher: the console, and the debug
 /// and access logs when asked for. Returns what the server records per
-/// request.
-fn init_logging(config: &Config) -> anyhow::Result<Observe> {
+/// request, and the access log's writer, to flush before the process ends.
+fn init_logging(config: &Config) -> anyhow::Result<(Observe, Option<BatchedWriter>)> {
     use std::io::Write;
     use tracing_subscriber::EnvFilter;
     let default = if config.silent { "error" } else { "info" };
@@ -51,19 +51,27 @@ fn init_logging(config: &Config) -> anyhow::Result<Observe> {
         }
         None => None,
     };
+    // Lines are written by a thread of their own, many per system call.
+    let batched = access.map(BatchedWriter::new).transpose()?;
+    let access = batched
+        .clone()
+        .map(|w| Box::new(w) as Box<dyn Write + Send>);
     let (debug_log, access_log) = (debug.is_some(), access.is_some());
     let dispatch = log_dispatch(LogSinks {
         console: Some(console),
         debug,
         access: access.map(|out| (out, config.access_log_format)),
     });
-    tracing::dispatcher::set_global_default(dispatch.clone()).context("installing the logger")?;
-    Ok(Observe {
+    // Also forwards the `log` records of dependencies, as `init()` did.
+    tracing_subscriber::util::SubscriberInitExt::try_init(dispatch.clone())
+        .context("installing the logger")?;
+    let observe = Observe {
         metrics: config.metrics_port.map(|_| Arc::new(Metrics::new())),
         log: (debug_log || access_log).then_some(dispatch),
         access_log,
         debug_log,
-    })
+    };
+    Ok((observe, batched))
 }
 
 /// Cancels `shutdown` on the first SIGTERM, SIGINT or SIGQUIT (Ctrl-C
@@ -97,7 +105,7 @@ async fn cancel_on_stop_signal(shutdown: CancellationToken) {
 
 fn main() -> anyhow::Result<()> {
     let config = Config::parse();
-    let observe = init_logging(&config)?;
+    let (observe, mut access_log) = init_logging(&config)?;
     let tls = match (&config.cert, &config.key) {
         (Some(cert), Some(key)) => Some(stowage_server::tls_config(cert, key)?),
         (None, None) => None,
@@ -166,6 +174,10 @@ fn main() -> anyhow::Result<()> {
         // Scripts and test harnesses wait for this line.
         println!("Stowage Blob service is successfully listening at {scheme}://{addr}");
         server.await?;
+        if let Some(w) = &mut access_log {
+            use std::io::Write as _;
+            let _ = w.flush();
+        }
         Ok(())
     })
 }

@@ -18,7 +18,7 @@ use tracing::Dispatch;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 
-pub use access::{ACCESS_TARGET, AccessLayer, AccessLogFormat};
+pub use access::{ACCESS_TARGET, AccessLayer, AccessLogFormat, BatchedWriter};
 pub use metrics::Metrics;
 
 use crate::state::AppState;
