@@ -239,7 +239,8 @@ fn operation_of(req: &HttpRequest, level: Level) -> Option<Operation> {
 }
 
 /// Parse, authenticate, dispatch. Returns the version to report with the
-/// answer, and the addressed account once the path named one.
+/// answer, the addressed account once the path named one, and the
+/// operation the request names (for metrics and logs), if it names one.
 async fn process(
     req: &HttpRequest,
     body: web::Payload,
