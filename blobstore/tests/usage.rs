@@ -24,17 +24,18 @@ impl StoreObserver for Calls {
     }
 }
 
-async fn open(dir: &std::path::Path, calls: Arc<Calls>) -> Store {
+async fn open(dir: &std::path::Path, calls: Arc<Calls>) -> (Store, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(epoch()));
-    Store::open(StoreConfig::at(dir).with_observer(calls), clock)
+    let store = Store::open(StoreConfig::at(dir).with_observer(calls), clock.clone())
         .await
-        .unwrap()
+        .unwrap();
+    (store, clock)
 }
 
 #[tokio::test]
 async fn usage_counts_by_account_and_follows_deletes() {
     let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path(), Arc::default()).await;
+    let (store, clock) = open(dir.path(), Arc::default()).await;
     assert_eq!(store.usage().await.unwrap(), StoreUsage::default());
 
     create_container(&store, "one").await;
@@ -79,6 +80,37 @@ async fn usage_counts_by_account_and_follows_deletes() {
     assert_eq!(usage.garbage, 0);
     assert_eq!((usage.leased_containers, usage.leased_blobs), (0, 0));
 
+    // A fixed lease on a blob and an infinite one on a container; the
+    // fixed one stops counting once it has expired.
+    let acquire = |seconds: Option<u32>| LeaseAction::Acquire {
+        duration: seconds.map_or(LeaseDuration::Infinite, LeaseDuration::Fixed),
+        proposed_id: None,
+    };
+    store
+        .lease_blob(LeaseBlobInput {
+            account: ACCOUNT.to_owned(),
+            container: container("one"),
+            blob: blob("a"),
+            action: acquire(Some(15)),
+            conditions: Conditions::default(),
+        })
+        .await
+        .unwrap();
+    store
+        .lease_container(LeaseContainerInput {
+            account: ACCOUNT.to_owned(),
+            container: container("two"),
+            action: acquire(None),
+            conditions: Conditions::default(),
+        })
+        .await
+        .unwrap();
+    let usage = store.usage().await.unwrap();
+    assert_eq!((usage.leased_containers, usage.leased_blobs), (1, 1));
+    clock.advance(Duration::from_secs(15));
+    let usage = store.usage().await.unwrap();
+    assert_eq!((usage.leased_containers, usage.leased_blobs), (1, 0));
+
     store.delete_blob(delete_input("one", "b")).await.unwrap();
     let usage = store.usage().await.unwrap();
     assert_eq!(usage.accounts[0].blobs, 2);
@@ -94,7 +126,7 @@ async fn usage_counts_by_account_and_follows_deletes() {
 async fn the_observer_hears_of_database_and_object_store_calls() {
     let dir = tempfile::tempdir().unwrap();
     let calls = Arc::new(Calls::default());
-    let store = open(dir.path(), calls.clone()).await;
+    let (store, _clock) = open(dir.path(), calls.clone()).await;
     create_container(&store, "one").await;
     calls.0.lock().unwrap().clear();
     // Above the inline limit: the bytes go to the object store.
