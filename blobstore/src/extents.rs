@@ -7,6 +7,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use futures::Stream;
@@ -18,6 +19,7 @@ use object_store::{
 };
 
 use crate::hashing::{BodyMd5, Crc64};
+use crate::observe::{ObjectCall, StoreObserver};
 use crate::space::Space;
 use crate::{Error, Result};
 
@@ -118,6 +120,8 @@ pub(crate) struct Extents {
     local_root: Option<std::path::PathBuf>,
     /// Refuses new extents while the disk is full.
     space: Arc<Space>,
+    /// Told how long each object-store call takes.
+    observer: Option<Arc<dyn StoreObserver>>,
 }
 
 impl Extents {
@@ -130,7 +134,26 @@ impl Extents {
             store,
             local_root,
             space,
+            observer: None,
         }
+    }
+
+    /// Reports the duration of every object-store call to `observer`: the
+    /// one place the store measures its object store.
+    pub(crate) fn with_observer(mut self, observer: Option<Arc<dyn StoreObserver>>) -> Extents {
+        self.observer = observer;
+        self
+    }
+
+    /// Runs `call` and reports how long it took.
+    async fn timed<T>(&self, kind: ObjectCall, call: impl Future<Output = T>) -> T {
+        let Some(observer) = &self.observer else {
+            return call.await;
+        };
+        let started = Instant::now();
+        let out = call.await;
+        observer.object_store(kind, started.elapsed());
+        out
     }
 
     /// Removes the staging files of uploads that a crash interrupted.
@@ -251,9 +274,11 @@ impl Extents {
                 });
             }
             let id = uuid.to_string();
-            self.store
-                .put(&Self::path(&id), buf.freeze().into())
-                .await?;
+            self.timed(
+                ObjectCall::Put,
+                self.store.put(&Self::path(&id), buf.freeze().into()),
+            )
+            .await?;
             return Ok(WrittenExtent {
                 id: Some(id),
                 len,
@@ -301,7 +326,10 @@ impl Extents {
                     // hash catches up with the last bytes. A digest that
                     // then does not match the client's fails the commit,
                     // which deletes the extent (no version refers to it).
-                    let (digest, finished) = tokio::join!(hash.finish(), writer.finish());
+                    let (digest, finished) = tokio::join!(
+                        hash.finish(),
+                        self.timed(ObjectCall::CompleteMultipart, writer.finish())
+                    );
                     finished?;
                     digest?
                 }
@@ -331,7 +359,12 @@ impl Extents {
             range: Some(GetRange::Bounded(range.clone())),
             ..GetOptions::default()
         };
-        let result = self.store.get_opts(&Self::path(id), options).await?;
+        let result = self
+            .timed(
+                ObjectCall::Get,
+                self.store.get_opts(&Self::path(id), options),
+            )
+            .await?;
         Ok(match result.payload {
             // object_store reads local files 8 KiB per blocking task; larger
             // reads make downloads several times faster.
@@ -347,7 +380,10 @@ impl Extents {
             // Its bytes go with the database row (see `meta::delete_inline`).
             return Ok(());
         }
-        match self.store.delete(&Self::path(id)).await {
+        match self
+            .timed(ObjectCall::Delete, self.store.delete(&Self::path(id)))
+            .await
+        {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(e.into()),
         }
@@ -355,6 +391,10 @@ impl Extents {
 
     /// Every extent id in the store (for the start-up sweep).
     pub(crate) async fn list(&self) -> Result<Vec<String>> {
+        self.timed(ObjectCall::List, self.list_untimed()).await
+    }
+
+    async fn list_untimed(&self) -> Result<Vec<String>> {
         let prefix = Path::from("extents");
         let mut ids = Vec::new();
         let mut listing = self.store.list(Some(&prefix));

@@ -38,6 +38,7 @@ mod meta;
 mod metadata;
 mod model;
 mod names;
+mod observe;
 pub mod pages;
 mod pins;
 mod ranges;
@@ -57,6 +58,7 @@ pub use listing::{
     ListingMarker,
 };
 pub use meta::versions::DeleteRetention;
+pub use meta::{AccountUsage, StoreUsage};
 pub use metadata::{Metadata, MetadataError};
 pub use model::{
     AccessPolicy, BlobProperties, BlobType, ContainerAcl, ContainerProperties, ContentProperties,
@@ -64,6 +66,7 @@ pub use model::{
     Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
+pub use observe::{MetadataCall, ObjectCall, StoreObserver};
 pub use ranges::ByteRange;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,

@@ -48,9 +48,22 @@ pub struct Config {
     /// Log only errors.
     #[arg(short = 's', long = "silent")]
     pub silent: bool,
-    /// Write a debug log to this file.
+    /// Write a debug log to this file: every request's and answer's
+    /// headers (credentials and SAS signatures redacted), error details,
+    /// and the server's own debug events.
     #[arg(short = 'd', long = "debug")]
     pub debug: Option<PathBuf>,
+    /// Serve Prometheus metrics at `http://<blobHost>:<PORT>/metrics`
+    /// (off unless given).
+    #[arg(long = "metricsPort", value_name = "PORT")]
+    pub metrics_port: Option<u16>,
+    /// Write an access log, one line per request, to this file (appended)
+    /// or to standard output (`-`).
+    #[arg(long = "accessLog", value_name = "FILE|-")]
+    pub access_log: Option<PathBuf>,
+    /// The access log's format.
+    #[arg(long = "accessLogFormat", value_enum, default_value = "plain")]
+    pub access_log_format: crate::observe::AccessLogFormat,
     /// PEM certificate chain: serve HTTPS (with `--key`).
     #[arg(long = "cert")]
     pub cert: Option<PathBuf>,
@@ -471,6 +484,28 @@ mod tests {
         assert_eq!(c.ignored_flags().len(), 1);
         // A flag the emulator does not have is still an error.
         assert!(Config::try_parse_from(["stowage-server", "--noSuchFlag"]).is_err());
+    }
+
+    #[test]
+    fn metrics_and_access_log_are_off_unless_asked_for() {
+        use crate::observe::AccessLogFormat;
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        assert_eq!((c.metrics_port, &c.access_log), (None, &None));
+        assert_eq!(c.access_log_format, AccessLogFormat::Plain);
+        let c = Config::try_parse_from([
+            "stowage-server",
+            "--metricsPort",
+            "9100",
+            "--accessLog",
+            "-",
+            "--accessLogFormat",
+            "json",
+        ])
+        .unwrap();
+        assert_eq!(c.metrics_port, Some(9100));
+        assert_eq!(c.access_log, Some(PathBuf::from("-")));
+        assert_eq!(c.access_log_format, AccessLogFormat::Json);
+        assert!(Config::try_parse_from(["stowage-server", "--accessLogFormat", "xml"]).is_err());
     }
 
     #[test]

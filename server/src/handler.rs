@@ -14,7 +14,7 @@ use crate::header_case::{CaseIo, Connection, LocalAddr};
 use crate::ops::{self, Operation, RouteKey};
 use crate::request::RequestContext;
 use crate::state::AppState;
-use crate::target::{Query, Target};
+use crate::target::{Level, Query, Target};
 use crate::transport::Transport;
 use crate::{version, xml};
 use std::time::Duration;
@@ -144,6 +144,7 @@ pub fn serve_until(
 pub(crate) struct Secure;
 
 async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    let started = std::time::Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let state = state.into_inner();
     if let Some(clock) = &state.test_clock
@@ -154,13 +155,20 @@ async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>
     // Every time on the answer comes from the injected clock (Date, and the
     // error body's Time line), so a server under a test clock is consistent.
     let now = state.clock.now();
+    state.observe.request_arrived(&req, &request_id);
     let meta_names = req
         .conn_data::<std::rc::Rc<Connection>>()
         .and_then(|c| c.next_request_names());
-    let (result, version, account) = process(&req, body, state.clone(), meta_names).await;
+    let (result, version, account, op) = process(&req, body, state.clone(), meta_names).await;
+    let mut failure = None;
     let mut response = match result {
         Ok(r) => r,
-        Err(e) => error_response(&req, &e, &request_id, now),
+        Err(e) => {
+            if state.observe.debug_log {
+                failure = Some(describe(&e));
+            }
+            error_response(&req, &e, &request_id, now)
+        }
     };
     let headers = response.headers_mut();
     let mut set = |name: &'static str, value: &str| {
@@ -185,18 +193,68 @@ async fn handle(req: HttpRequest, body: web::Payload, state: web::Data<AppState>
     {
         ops::cors::add_actual_headers(&req, &state, account, &mut response).await;
     }
+    if state.observe.any() {
+        let operation = crate::observe::operation_label(op);
+        state.observe.request_answered(
+            &req,
+            &response,
+            crate::observe::Finished {
+                request_id: &request_id,
+                account: account.as_deref(),
+                operation,
+                arrived: now,
+                started,
+                failure,
+            },
+        );
+    }
     response
 }
 
+/// An error with its causes, for the debug log.
+fn describe(e: &ApiError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// The operation a request that failed before its dispatch would have
+/// been, for metrics and logs; `None` when it names none.
+fn operation_of(req: &HttpRequest, level: Level) -> Option<Operation> {
+    let query = Query::parse(req.query_string()).ok()?;
+    Operation::parse(RouteKey {
+        method: req.method(),
+        level,
+        restype: query.get("restype"),
+        comp: query.get("comp"),
+        has_blob_type: req.headers().contains_key("x-ms-blob-type"),
+        has_copy_source: req.headers().contains_key("x-ms-copy-source"),
+    })
+    .ok()
+}
+
 /// Parse, authenticate, dispatch. Returns the version to report with the
-/// answer, and the addressed account once the path named one.
+/// answer, the addressed account once the path named one, and the
+/// operation the request names (for metrics and logs), if it names one.
 async fn process(
     req: &HttpRequest,
     body: web::Payload,
     state: Arc<AppState>,
     meta_names: Option<Vec<String>>,
-) -> (Result<HttpResponse, ApiError>, String, Option<String>) {
+) -> (
+    Result<HttpResponse, ApiError>,
+    String,
+    Option<String>,
+    Option<Operation>,
+) {
     let mut account = None;
+    let mut level = None;
+    let mut operation = None;
     // Read as bytes: a value that is not visible ASCII is a malformed
     // version to refuse, not an absent one.
     let requested = req
@@ -224,6 +282,7 @@ async fn process(
         };
         let target = Target::resolve(host_account.as_deref(), req.path())?;
         account = Some(target.account.clone());
+        level = Some(target.level());
         // A preflight carries no credentials and is answered from the
         // service's CORS rules alone (docs/wire/cors.md).
         if req.method() == Method::OPTIONS {
@@ -277,6 +336,7 @@ async fn process(
             has_blob_type: req.headers().contains_key("x-ms-blob-type"),
             has_copy_source: req.headers().contains_key("x-ms-copy-source"),
         })?;
+        operation = Some(op);
         let mut ctx = RequestContext {
             state: state.clone(),
             req: req.clone(),
@@ -294,7 +354,9 @@ async fn process(
         ops::dispatch(op, &ctx, body).await
     }
     .await;
-    (result, version, account)
+    // Only requests that stopped before the dispatch table parse again.
+    let operation = operation.or_else(|| level.and_then(|l| operation_of(req, l)));
+    (result, version, account, operation)
 }
 
 fn error_response(

@@ -22,6 +22,7 @@
 //!     oauth: false,
 //!     test_clock: None,
 //!     fetcher: Arc::new(Fetcher::new(&FetchConfig::default())),
+//!     observe: Default::default(),
 //! });
 //! let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
 //! serve(listener, state, 1, None)?.await?;
@@ -43,6 +44,7 @@ mod handler;
 mod header_case;
 mod headers;
 mod http_dates;
+pub mod observe;
 mod ops;
 mod request;
 mod response;
@@ -58,5 +60,6 @@ pub use config::{Config, GC_INTERVAL, OAuthLevel};
 pub use error::{ApiError, ErrorAnswer};
 pub use fetch::{DEFAULT_MAX_COPIES, FetchConfig, Fetcher};
 pub use handler::{serve, serve_until};
+pub use observe::{Observe, serve_metrics};
 pub use state::AppState;
 pub use transport::tls_config;

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::Parser as _;
 use stowage_blobstore::{Clock, ManualClock, Store, SystemClock};
-use stowage_server::{AppState, Config, Fetcher, GC_INTERVAL, serve_until};
+use stowage_server::observe::{BatchedWriter, LogSinks, Metrics, log_dispatch};
+use stowage_server::{AppState, Config, Fetcher, GC_INTERVAL, Observe, serve_metrics, serve_until};
 use tokio_util::sync::CancellationToken;
 
 /// jemalloc with one arena (`.cargo/config.toml`) instead of glibc's
@@ -20,26 +21,57 @@ use tokio_util::sync::CancellationToken;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-fn init_logging(config: &Config) -> anyhow::Result<()> {
+/// Installs the process's `tracing` dispatcher: the console, and the debug
+/// and access logs when asked for. Returns what the server records per
+/// request, and the access log's writer, to flush before the process ends.
+fn init_logging(config: &Config) -> anyhow::Result<(Observe, Option<BatchedWriter>)> {
+    use std::io::Write;
     use tracing_subscriber::EnvFilter;
     let default = if config.silent { "error" } else { "info" };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    match &config.debug {
+    let console = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let debug = match &config.debug {
         Some(path) => {
             let file = std::fs::File::create(path)
                 .with_context(|| format!("opening debug log {}", path.display()))?;
-            tracing_subscriber::fmt()
-                .with_env_filter(EnvFilter::new("debug"))
-                .with_writer(std::sync::Mutex::new(file))
-                .with_ansi(false)
-                .init();
+            Some(Box::new(file) as Box<dyn Write + Send>)
         }
-        None => tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .init(),
-    }
-    Ok(())
+        None => None,
+    };
+    let access = match &config.access_log {
+        Some(path) if path.as_os_str() == "-" => {
+            Some(Box::new(std::io::stdout()) as Box<dyn Write + Send>)
+        }
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("opening access log {}", path.display()))?;
+            Some(Box::new(file) as Box<dyn Write + Send>)
+        }
+        None => None,
+    };
+    // Lines are written by a thread of their own, many per system call.
+    let batched = access.map(BatchedWriter::new).transpose()?;
+    let access = batched
+        .clone()
+        .map(|w| Box::new(w) as Box<dyn Write + Send>);
+    let (debug_log, access_log) = (debug.is_some(), access.is_some());
+    let dispatch = log_dispatch(LogSinks {
+        console: Some(console),
+        debug,
+        access: access.map(|out| (out, config.access_log_format)),
+    });
+    // Also forwards the `log` records of dependencies, as `init()` did.
+    tracing_subscriber::util::SubscriberInitExt::try_init(dispatch.clone())
+        .context("installing the logger")?;
+    let observe = Observe {
+        metrics: config.metrics_port.map(|_| Arc::new(Metrics::new())),
+        log: (debug_log || access_log).then_some(dispatch),
+        access_log,
+        debug_log,
+    };
+    Ok((observe, batched))
 }
 
 /// Cancels `shutdown` on the first SIGTERM, SIGINT or SIGQUIT (Ctrl-C
@@ -77,7 +109,7 @@ fn main() -> anyhow::Result<()> {
         std::process::exit(status);
     }
     let config = Config::parse();
-    init_logging(&config)?;
+    let (observe, mut access_log) = init_logging(&config)?;
     let tls = match (&config.cert, &config.key) {
         (Some(cert), Some(key)) => Some(stowage_server::tls_config(cert, key)?),
         (None, None) => None,
@@ -108,7 +140,11 @@ fn main() -> anyhow::Result<()> {
             Some(manual) => manual.clone(),
             None => Arc::new(SystemClock),
         };
-        let store = Store::open(config.store_config(), clock.clone())
+        let mut store_config = config.store_config();
+        if let Some(m) = &observe.metrics {
+            store_config = store_config.with_observer(m.store_observer());
+        }
+        let store = Store::open(store_config, clock.clone())
             .await
             .context("opening the data directory")?;
         let _collector = store.spawn_collector(GC_INTERVAL);
@@ -124,7 +160,16 @@ fn main() -> anyhow::Result<()> {
             oauth,
             test_clock,
             fetcher: Arc::new(Fetcher::new(&config.fetch_config())),
+            observe,
         });
+        if let Some(port) = config.metrics_port {
+            let metrics = TcpListener::bind((config.blob_host.as_str(), port))
+                .with_context(|| format!("binding {}:{port} for metrics", config.blob_host))?;
+            let at = metrics.local_addr()?;
+            actix_web::rt::spawn(serve_metrics(metrics, state.clone())?);
+            // On standard output like the line below: --silent hides logs.
+            println!("Stowage metrics at http://{at}/metrics");
+        }
         let scheme = if tls.is_some() { "https" } else { "http" };
         // actix-server stops on the same signals: SIGTERM gracefully,
         // waiting for open connections; this closes the idle ones.
@@ -134,6 +179,10 @@ fn main() -> anyhow::Result<()> {
         // Scripts and test harnesses wait for this line.
         println!("Stowage Blob service is successfully listening at {scheme}://{addr}");
         server.await?;
+        if let Some(w) = &mut access_log {
+            use std::io::Write as _;
+            let _ = w.flush();
+        }
         Ok(())
     })
 }

@@ -33,4 +33,7 @@ pub struct AppState {
     pub test_clock: Option<Arc<ManualClock>>,
     /// Reads copy sources on other hosts and tracks the copies running.
     pub fetcher: Arc<crate::fetch::Fetcher>,
+    /// Metrics and request logs (`--metricsPort`, `--accessLog`,
+    /// `--debug`); `Observe::default()` records nothing.
+    pub observe: crate::observe::Observe,
 }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use stowage_blobstore::{ManualClock, Store, StoreConfig};
-use stowage_server::{Accounts, AppState};
+use stowage_server::observe::{AccessLogFormat, LogSinks, Metrics, log_dispatch};
+use stowage_server::{Accounts, AppState, Observe};
 
 use crate::Client;
 
@@ -22,6 +23,9 @@ pub struct TestServer {
     accounts: Accounts,
     handle: actix_web::dev::ServerHandle,
     addr: SocketAddr,
+    /// `http://127.0.0.1:<port>/metrics` of a [`TestServer::start_observed`]
+    /// server.
+    pub metrics_url: Option<String>,
 }
 
 /// The instant every test clock starts at: Tue, 03 Sep 2024 10:15:07 GMT.
@@ -157,6 +161,7 @@ impl TestServer {
             oauth: false,
             test_clock: None,
             fetcher: Arc::new(stowage_server::Fetcher::new(&Default::default())),
+            observe: Default::default(),
         });
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();
@@ -170,7 +175,81 @@ impl TestServer {
             accounts,
             handle,
             addr,
+            metrics_url: None,
         }
+    }
+
+    /// An on-disk server with metrics on a port of their own
+    /// ([`TestServer::metrics_url`]), an access log in `format` at
+    /// `<dir>/access.log` and a debug log at `<dir>/debug.log`
+    /// ([`TestServer::log_path`]).
+    pub async fn start_observed(format: AccessLogFormat) -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = |name: &str| -> Box<dyn std::io::Write + Send> {
+            Box::new(std::fs::File::create(dir.path().join(name)).expect("log file"))
+        };
+        let log = log_dispatch(LogSinks {
+            console: None,
+            debug: Some(file("debug.log")),
+            access: Some((file("access.log"), format)),
+        });
+        let metrics = Arc::new(Metrics::new());
+        let config =
+            StoreConfig::at(dir.path().join("data")).with_observer(metrics.store_observer());
+        let clock = Arc::new(ManualClock::new(epoch()));
+        let store = Store::open_with(config.clone(), clock.clone(), None)
+            .await
+            .expect("open store");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        let state = Arc::new(AppState {
+            store: store.clone(),
+            accounts: Accounts::development(),
+            clock: clock.clone(),
+            product_style_urls: true,
+            loose: false,
+            oauth: false,
+            test_clock: None,
+            fetcher: Arc::new(stowage_server::Fetcher::new(&Default::default())),
+            observe: Observe {
+                metrics: Some(metrics),
+                log: Some(log),
+                access_log: true,
+                debug_log: true,
+            },
+        });
+        let metrics_listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let metrics_url = format!(
+            "http://{}/metrics",
+            metrics_listener.local_addr().expect("local addr")
+        );
+        let metrics_server =
+            stowage_server::serve_metrics(metrics_listener, state.clone()).expect("serve metrics");
+        tokio::spawn(metrics_server);
+        let server = stowage_server::serve(listener, state, 1, None).expect("serve");
+        let handle = server.handle();
+        tokio::spawn(server);
+        TestServer {
+            base: format!("http://{addr}"),
+            clock,
+            store,
+            dir: Some(dir),
+            config,
+            accounts: Accounts::development(),
+            handle,
+            addr,
+            metrics_url: Some(metrics_url),
+        }
+    }
+
+    /// The file `name` beside the data directory (the logs of a
+    /// [`TestServer::start_observed`] server).
+    pub fn log_path(&self, name: &str) -> std::path::PathBuf {
+        self.dir
+            .as_ref()
+            .expect("an on-disk server")
+            .path()
+            .join(name)
     }
 
     /// A server with `--oauth basic`, serving HTTPS for `localhost` with a
@@ -201,6 +280,7 @@ impl TestServer {
             oauth: true,
             test_clock: None,
             fetcher: Arc::new(stowage_server::Fetcher::new(&Default::default())),
+            observe: Default::default(),
         });
         let server = stowage_server::serve(listener, state, 1, Some(tls)).expect("serve");
         let handle = server.handle();
@@ -216,6 +296,7 @@ impl TestServer {
             accounts: Accounts::development(),
             handle,
             addr,
+            metrics_url: None,
         };
         (server, client)
     }

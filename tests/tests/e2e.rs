@@ -28,6 +28,7 @@ mod e2e {
     mod hostile;
     mod leases;
     mod listing;
+    mod metrics;
     mod oauth;
     mod pages;
     mod restore;

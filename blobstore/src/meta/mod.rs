@@ -24,14 +24,17 @@ mod schema;
 mod service;
 mod tags;
 mod tier_columns;
+mod usage;
 pub(crate) mod versions;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use rusqlite::{Connection, OpenFlags};
 
 use crate::Result;
+use crate::observe::{MetadataCall, StoreObserver};
 use crate::space::Space;
 
 pub(crate) use blobs::{BlobRow, ExtentRef, NewBlob};
@@ -51,6 +54,7 @@ const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 pub(crate) struct Db {
     pool: Arc<pool::Pool>,
     space: Arc<Space>,
+    observer: Option<Arc<dyn StoreObserver>>,
 }
 
 impl Db {
@@ -84,7 +88,25 @@ impl Db {
         Ok(Db {
             pool: Arc::new(pool::Pool::new(writer, readers)?),
             space,
+            observer: None,
         })
+    }
+
+    /// Reports the duration of every call to `observer`: the one place the
+    /// store measures its metadata database.
+    pub(crate) fn with_observer(mut self, observer: Option<Arc<dyn StoreObserver>>) -> Db {
+        self.observer = observer;
+        self
+    }
+
+    fn observed(&self, call: MetadataCall, started: Option<Instant>) {
+        if let (Some(o), Some(t)) = (&self.observer, started) {
+            o.metadata(call, t.elapsed());
+        }
+    }
+
+    fn start(&self) -> Option<Instant> {
+        self.observer.as_ref().map(|_| Instant::now())
     }
 
     /// Runs `f` on a read connection, in one read transaction, on the
@@ -94,8 +116,11 @@ impl Db {
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
+        let started = self.start();
         let pool = Arc::clone(&self.pool);
-        tokio::task::spawn_blocking(move || pool.read(f)).await?
+        let out = tokio::task::spawn_blocking(move || pool.read(f)).await?;
+        self.observed(MetadataCall::Read, started);
+        out
     }
 
     /// Runs `f` like [`Db::call`], but on this thread when a read connection
@@ -112,8 +137,12 @@ impl Db {
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
+        let started = self.start();
         match self.pool.try_read(f) {
-            Ok(out) => out,
+            Ok(out) => {
+                self.observed(MetadataCall::Read, started);
+                out
+            }
             Err(f) => self.call(f).await,
         }
     }
@@ -142,10 +171,12 @@ impl Db {
         F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
+        let started = self.start();
         let out =
             self.pool.write(f).await.unwrap_or_else(|_| {
                 Err(crate::Error::Internal("the metadata writer stopped".into()))
             });
+        self.observed(MetadataCall::Write, started);
         self.space.observe(out)
     }
 }
@@ -174,4 +205,6 @@ pub(crate) use listing::*;
 pub(crate) use pages::*;
 pub(crate) use service::*;
 pub(crate) use tags::*;
+pub(crate) use usage::store_usage;
+pub use usage::{AccountUsage, StoreUsage};
 pub(crate) use versions::*;

@@ -16,6 +16,7 @@ mod service_cache;
 mod snapshots;
 mod tags;
 mod tiers;
+mod usage;
 mod versions;
 
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ use stowage_leases::{Clock, LeaseProperties, LeaseRecord};
 use crate::etag::EtagGenerator;
 use crate::extents::Extents;
 use crate::meta::{self, BlobRow, ContainerRow, Db};
+use crate::observe::StoreObserver;
 use crate::pins::Pins;
 use crate::space::Space;
 use crate::{BlobProperties, ContainerProperties, Result};
@@ -89,6 +91,8 @@ pub struct StoreConfig {
     pub rehydrate_delay: Duration,
     /// Which accounts keep previous versions of their blobs.
     pub versioning: Versioning,
+    /// Told how long each metadata and object-store call takes.
+    pub observer: Option<Arc<dyn StoreObserver>>,
 }
 
 /// The default [`StoreConfig::rehydrate_delay`].
@@ -108,6 +112,7 @@ impl StoreConfig {
             disk_reserve: 0,
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
             versioning: Versioning::default(),
+            observer: None,
         }
     }
 
@@ -120,6 +125,7 @@ impl StoreConfig {
             disk_reserve: DEFAULT_DISK_RESERVE,
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
             versioning: Versioning::default(),
+            observer: None,
         }
     }
 
@@ -138,6 +144,12 @@ impl StoreConfig {
     /// Sets which accounts keep previous versions of their blobs.
     pub fn with_versioning(mut self, versioning: Versioning) -> StoreConfig {
         self.versioning = versioning;
+        self
+    }
+
+    /// Reports the duration of every backend call to `observer`.
+    pub fn with_observer(mut self, observer: Arc<dyn StoreObserver>) -> StoreConfig {
+        self.observer = Some(observer);
         self
     }
 
@@ -220,11 +232,13 @@ impl Store {
                     )
                 }
             };
+        let db = db.with_observer(config.observer.clone());
         let highest = db.call(meta::highest_etag).await?;
         let store = Store {
             inner: Arc::new(Inner {
                 db,
-                extents: Extents::new(objects, local_root, space.clone()),
+                extents: Extents::new(objects, local_root, space.clone())
+                    .with_observer(config.observer.clone()),
                 clock,
                 etags: EtagGenerator::new(highest.as_deref()),
                 pins: Arc::new(Pins::default()),
