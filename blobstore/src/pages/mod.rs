@@ -1,6 +1,6 @@
 //! Page blobs: the rules that do not touch storage (docs/wire/pages.md).
 //!
-//! The page map itself is in [`map`]; sequence-number conditions and
+//! The page map itself is in `map`; sequence-number conditions and
 //! actions, and the checks on sizes and page ranges, are here.
 
 pub(crate) mod map;

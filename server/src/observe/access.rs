@@ -1,6 +1,6 @@
 //! The access log: one line per request, plain or JSON. The handler emits
 //! each request as a `tracing` event (target [`ACCESS_TARGET`]); the
-//! [`AccessLayer`] turns the event's fields back into an [`AccessRecord`]
+//! [`AccessLayer`] turns the event's fields back into an `AccessRecord`
 //! and writes it in the chosen format.
 
 use std::fmt::Write as _;

@@ -1,6 +1,6 @@
 //! What the server tells its operators: Prometheus metrics
 //! ([`metrics`]), the access log ([`access`]) and the debug log of each
-//! request's headers, with credentials redacted ([`redact`]). All of it is
+//! request's headers, with credentials redacted (`redact`). All of it is
 //! off unless asked for (docs/operations.md).
 
 pub mod access;

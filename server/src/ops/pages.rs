@@ -262,7 +262,7 @@ pub(crate) fn is_page_properties(h: Headers<'_>) -> bool {
 
 /// Set Blob Properties with `x-ms-blob-content-length` (resize) or
 /// `x-ms-sequence-number-action`. Content properties change only when the
-/// request sends some (docs/wire/pages.md#set-blob-properties).
+/// request sends some (docs/wire/pages.md#set-blob-properties-on-a-page-blob).
 pub(crate) async fn set_page_blob_properties(
     ctx: &RequestContext,
 ) -> Result<HttpResponse, ApiError> {
