@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import urllib.request
 import warnings
 from pathlib import Path
 
@@ -119,6 +120,36 @@ class _Server:
             os.killpg(self.process.pid, sig)
         except ProcessLookupError:
             pass
+
+
+def advance_test_clock(base, seconds):
+    """Moves the manual clock of a STOWAGE_TEST_CLOCK server at `base`."""
+    request = urllib.request.Request(
+        f"{base}/_stowage/test-clock?advance={seconds}", method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
+def clock_server(tmp_path_factory, name):
+    """A generator for a module fixture: a server of its own on a manual
+    clock (STOWAGE_TEST_CLOCK=1), yielding (service client, advance(seconds))."""
+    binary = Path(os.environ.get("STOWAGE_BIN", DEFAULT_BIN))
+    data_dir = tmp_path_factory.mktemp(f"stowage-{name}-data")
+    log = tmp_path_factory.getbasetemp() / f"stowage-{name}-server.log"
+    server = _Server(binary, data_dir, log, env={"STOWAGE_TEST_CLOCK": "1"})
+    try:
+        server.wait_ready()
+        base = f"http://127.0.0.1:{server.port}"
+        service = BlobServiceClient(
+            f"{base}/{ACCOUNT_NAME}",
+            credential={"account_name": ACCOUNT_NAME, "account_key": ACCOUNT_KEY},
+            **CLIENT_OPTIONS,
+        )
+        yield service, lambda seconds: advance_test_clock(base, seconds)
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,6 @@ retention passes without sleeping.
 import os
 import shutil
 import signal
-import urllib.request
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -69,11 +68,7 @@ class RetentionServer:
         self.start()
 
     def advance(self, seconds):
-        request = urllib.request.Request(
-            f"{self.base}/_stowage/test-clock?advance={seconds}", method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            assert response.status == 200
+        conftest.advance_test_clock(self.base, seconds)
 
     def stop(self):
         self.server.stop()

@@ -7,19 +7,14 @@ The clock tests run on a server on a manual clock (STOWAGE_TEST_CLOCK=1),
 moved with `POST /_stowage/test-clock?advance=<seconds>`.
 """
 
-import os
-import shutil
-import urllib.request
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
-from pathlib import Path
 
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
-from azure.storage.blob import BlobServiceClient
 
 import conftest
-from helpers import ACCOUNT_KEY, ACCOUNT_NAME, CLIENT_OPTIONS, unique_name
+from helpers import unique_name
 
 
 def set_expiry(blob, option, time=None):
@@ -45,30 +40,7 @@ def rfc1123(t):
 @pytest.fixture(scope="module")
 def clock_server(tmp_path_factory):
     """A server on a manual clock: (service client, advance(seconds))."""
-    binary = Path(os.environ.get("STOWAGE_BIN", conftest.DEFAULT_BIN))
-    data_dir = tmp_path_factory.mktemp("stowage-expiry-data")
-    log = tmp_path_factory.getbasetemp() / "stowage-expiry-server.log"
-    server = conftest._Server(binary, data_dir, log, env={"STOWAGE_TEST_CLOCK": "1"})
-    try:
-        server.wait_ready()
-        base = f"http://127.0.0.1:{server.port}"
-        service = BlobServiceClient(
-            f"{base}/{ACCOUNT_NAME}",
-            credential={"account_name": ACCOUNT_NAME, "account_key": ACCOUNT_KEY},
-            **CLIENT_OPTIONS,
-        )
-
-        def advance(seconds):
-            request = urllib.request.Request(
-                f"{base}/_stowage/test-clock?advance={seconds}", method="POST"
-            )
-            with urllib.request.urlopen(request, timeout=10) as response:
-                assert response.status == 200
-
-        yield service, advance
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    yield from conftest.clock_server(tmp_path_factory, "expiry")
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ collector itself on the injected clock.
 
 import os
 import shutil
-import urllib.request
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -68,11 +67,7 @@ class Running:
         )
 
     def advance(self, seconds):
-        request = urllib.request.Request(
-            f"{self.base}/_stowage/test-clock?advance={seconds}", method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            assert response.status == 200
+        conftest.advance_test_clock(self.base, seconds)
 
     def kill(self):
         self.server._signal_group(conftest.signal.SIGKILL)

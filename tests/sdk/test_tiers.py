@@ -11,11 +11,7 @@ delete_blobs (container scope); the Python SDK's BlobServiceClient has no
 batch call, so the account scope is covered by the Rust e2e suite.
 """
 
-import os
-import shutil
-import urllib.request
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 from azure.core.exceptions import HttpResponseError
@@ -43,30 +39,7 @@ def error_code(excinfo):
 @pytest.fixture(scope="module")
 def clock_server(tmp_path_factory):
     """A server on a manual clock: (service client, advance(seconds))."""
-    binary = Path(os.environ.get("STOWAGE_BIN", conftest.DEFAULT_BIN))
-    data_dir = tmp_path_factory.mktemp("stowage-clock-data")
-    log = tmp_path_factory.getbasetemp() / "stowage-clock-server.log"
-    server = conftest._Server(binary, data_dir, log, env={"STOWAGE_TEST_CLOCK": "1"})
-    try:
-        server.wait_ready()
-        base = f"http://127.0.0.1:{server.port}"
-        service = BlobServiceClient(
-            f"{base}/{ACCOUNT_NAME}",
-            credential={"account_name": ACCOUNT_NAME, "account_key": ACCOUNT_KEY},
-            **CLIENT_OPTIONS,
-        )
-
-        def advance(seconds):
-            request = urllib.request.Request(
-                f"{base}/_stowage/test-clock?advance={seconds}", method="POST"
-            )
-            with urllib.request.urlopen(request, timeout=10) as response:
-                assert response.status == 200
-
-        yield service, advance
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    yield from conftest.clock_server(tmp_path_factory, "clock")
 
 
 @pytest.fixture
