@@ -115,36 +115,7 @@ impl Store {
             .db
             .write(move |tx| {
                 let src = &input.source;
-                // Read with the account's own credentials, a missing source is
-                // answered as a read of it would be; otherwise missing,
-                // uncommitted and unreadable all look alike.
-                let missing = |e: Error| match src.access {
-                    SourceAccess::Account => e,
-                    SourceAccess::Granted | SourceAccess::Public => Error::CannotVerifyCopySource,
-                };
-                let src_container = meta::get_container(tx, &src.account, src.container.as_str())?
-                    .ok_or_else(|| missing(Error::ContainerNotFound))?;
-                // Either public level lets anyone read a blob they can name.
-                if src.access == SourceAccess::Public
-                    && !matches!(
-                        src_container.public_access,
-                        Some(PublicAccess::Blob | PublicAccess::Container)
-                    )
-                {
-                    return Err(Error::CannotVerifyCopySource);
-                }
-                let source = match &src.version_id {
-                    Some(v) => meta::get_version(tx, src_container.id, src.blob.as_str(), v)?
-                        .filter(|r| r.deleted.is_none()),
-                    None => meta::get_blob(
-                        tx,
-                        src_container.id,
-                        src.blob.as_str(),
-                        src.snapshot.as_deref(),
-                    )?,
-                }
-                .filter(|r| r.committed && !crate::expiry::is_expired(r.expires_at, now))
-                .ok_or_else(|| missing(Error::BlobNotFound))?;
+                let source = source_row(tx, src, now)?;
                 let source_current = Current {
                     etag: source.version.etag.as_str(),
                     last_modified: source.version.last_modified,
@@ -325,4 +296,42 @@ impl Store {
             })
             .await
     }
+}
+
+/// The source row of a copy within this server: a version, a snapshot or
+/// the base blob. Read with the account's own credentials, a missing source
+/// is answered as a read of it would be; otherwise missing, uncommitted and
+/// unreadable all look alike (`CannotVerifyCopySource`).
+pub(super) fn source_row(
+    conn: &rusqlite::Connection,
+    src: &CopySource,
+    now: std::time::SystemTime,
+) -> Result<meta::BlobRow> {
+    let missing = |e: Error| match src.access {
+        SourceAccess::Account => e,
+        SourceAccess::Granted | SourceAccess::Public => Error::CannotVerifyCopySource,
+    };
+    let container = meta::get_container(conn, &src.account, src.container.as_str())?
+        .ok_or_else(|| missing(Error::ContainerNotFound))?;
+    // Either public level lets anyone read a blob they can name.
+    if src.access == SourceAccess::Public
+        && !matches!(
+            container.public_access,
+            Some(PublicAccess::Blob | PublicAccess::Container)
+        )
+    {
+        return Err(Error::CannotVerifyCopySource);
+    }
+    match &src.version_id {
+        Some(v) => meta::get_version(conn, container.id, src.blob.as_str(), v)?
+            .filter(|r| r.deleted.is_none()),
+        None => meta::get_blob(
+            conn,
+            container.id,
+            src.blob.as_str(),
+            src.snapshot.as_deref(),
+        )?,
+    }
+    .filter(|r| r.committed && !crate::expiry::is_expired(r.expires_at, now))
+    .ok_or_else(|| missing(Error::BlobNotFound))
 }

@@ -14,8 +14,8 @@ use super::blobs::lease_after_write;
 use crate::conditions::{self, ConditionKind, Conditions, Current};
 use crate::meta::{self, NewBlob, PageRow};
 use crate::{
-    BlobType, ContainerName, CopyProperties, CopySource, Error, PublicAccess, Result, SourceAccess,
-    TierRecord, Versioned, iso8601_7,
+    BlobType, ContainerName, CopyProperties, CopySource, Error, Result, TierRecord, Versioned,
+    iso8601_7,
 };
 
 /// Input of Incremental Copy Blob.
@@ -47,34 +47,6 @@ pub struct IncrementalCopyBlobOutput {
     /// The snapshot of the destination this copy made
     /// (`x-ms-copy-destination-snapshot`).
     pub destination_snapshot: String,
-}
-
-/// The source row, read with the rules of Copy Blob: with the account's own
-/// credentials a missing source is answered as a read of it; otherwise
-/// missing and unreadable look alike.
-fn source_row(conn: &rusqlite::Connection, src: &CopySource) -> Result<meta::BlobRow> {
-    let missing = |e: Error| match src.access {
-        SourceAccess::Account => e,
-        SourceAccess::Granted | SourceAccess::Public => Error::CannotVerifyCopySource,
-    };
-    let container = meta::get_container(conn, &src.account, src.container.as_str())?
-        .ok_or_else(|| missing(Error::ContainerNotFound))?;
-    if src.access == SourceAccess::Public
-        && !matches!(
-            container.public_access,
-            Some(PublicAccess::Blob | PublicAccess::Container)
-        )
-    {
-        return Err(Error::CannotVerifyCopySource);
-    }
-    meta::get_blob(
-        conn,
-        container.id,
-        src.blob.as_str(),
-        src.snapshot.as_deref(),
-    )?
-    .filter(|r| r.committed)
-    .ok_or_else(|| missing(Error::BlobNotFound))
 }
 
 /// A snapshot id for blob `name` at `now` that no snapshot has yet (a
@@ -114,7 +86,7 @@ impl Store {
             .write(move |tx| {
                 let now = store.now();
                 let src = &input.source;
-                let source = source_row(tx, src)?;
+                let source = super::copy::source_row(tx, src, now)?;
                 if source.blob_type != BlobType::PageBlob {
                     return Err(Error::InvalidSourceBlobType);
                 }
