@@ -125,16 +125,23 @@ pub fn check(dir: &Path, repair: bool, progress: &dyn Progress) -> Result<CheckR
     let mut report = CheckReport::default();
 
     let uses = sql::extent_uses(&conn)?;
-    let mut wanted: HashMap<&str, (u64, &str)> = HashMap::with_capacity(uses.len());
+    // Per extent: the length a blob row expects exactly, or else the most
+    // any page map reads of it (a floor), and one referrer to name.
+    let mut wanted: HashMap<&str, (u64, bool, &str)> = HashMap::with_capacity(uses.len());
     for u in &uses {
-        wanted.entry(&u.extent).or_insert((u.len, &u.referrer));
+        let entry = wanted
+            .entry(&u.extent)
+            .or_insert((u.len, u.exact, &u.referrer));
+        if !entry.1 && (u.exact || u.len > entry.0) {
+            *entry = (u.len, u.exact, &u.referrer);
+        }
     }
     let mut ids: Vec<&str> = wanted.keys().copied().collect();
     ids.sort_unstable();
     let mut broken: HashSet<&str> = HashSet::new();
     progress.begin("checking extents", ids.len() as u64);
     for id in ids {
-        let (expected, referrer) = wanted[id];
+        let (expected, exact, referrer) = wanted[id];
         let found = if is_inline(id) {
             sql::inline_len(&conn, id)?
         } else {
@@ -153,7 +160,7 @@ pub fn check(dir: &Path, repair: bool, progress: &dyn Progress) -> Result<CheckR
                     referrer: referrer.to_owned(),
                 });
             }
-            Some(found) if found != expected => {
+            Some(found) if found < expected || (exact && found != expected) => {
                 broken.insert(id);
                 report.problems.push(Problem::WrongLength {
                     extent: id.to_owned(),

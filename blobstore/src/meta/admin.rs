@@ -13,21 +13,31 @@ pub(crate) struct ExtentUse {
     pub extent: String,
     pub len: u64,
     pub referrer: String,
+    /// False for a page blob's extent: its page map reads parts of it, so
+    /// `len` is the least the extent must hold (an overwritten tail may be
+    /// read by nothing), not its length.
+    pub exact: bool,
 }
 
-/// Every extent a blob version or an uncommitted block refers to (empty
-/// committed blocks have no extent and are left out).
+/// Every extent a blob version, an uncommitted block or a page map refers
+/// to (empty committed blocks have no extent and are left out).
 pub(crate) fn extent_uses(conn: &Connection) -> Result<Vec<ExtentUse>> {
     let mut stmt = conn.prepare(
-        "SELECT e.extent, e.len, c.account, c.name, b.name, b.snapshot, NULL
+        "SELECT e.extent, e.len, c.account, c.name, b.name, b.snapshot, NULL, 1
            FROM blob_extents e JOIN blobs b ON b.id = e.blob_id
            JOIN containers c ON c.id = b.container_id
           WHERE e.extent <> ''
          UNION ALL
-         SELECT k.extent, k.len, c.account, c.name, b.name, b.snapshot, k.block_id
+         SELECT k.extent, k.len, c.account, c.name, b.name, b.snapshot, k.block_id, 1
            FROM blocks k JOIN blobs b ON b.id = k.blob_id
            JOIN containers c ON c.id = b.container_id
-          WHERE k.extent <> ''",
+          WHERE k.extent <> ''
+         UNION ALL
+         SELECT p.extent, MAX(p.extent_at + p.end_at - p.start_at),
+                c.account, c.name, b.name, b.snapshot, NULL, 0
+           FROM page_ranges p JOIN blobs b ON b.id = p.blob_id
+           JOIN containers c ON c.id = b.container_id
+          GROUP BY p.extent, b.id",
     )?;
     let rows = stmt.query_map([], |r| {
         let snapshot: String = r.get(5)?;
@@ -48,6 +58,7 @@ pub(crate) fn extent_uses(conn: &Connection) -> Result<Vec<ExtentUse>> {
             extent: r.get(0)?,
             len: r.get::<_, i64>(1)? as u64,
             referrer,
+            exact: r.get(7)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -70,13 +81,14 @@ pub(crate) fn inline_len(conn: &Connection, extent: &str) -> Result<Option<u64>>
         .map(|n| n as u64))
 }
 
-/// Inline extents that no blob version, uncommitted block or garbage row
-/// refers to.
+/// Inline extents that no blob version, uncommitted block, page map or
+/// garbage row refers to.
 pub(crate) fn orphan_inline_extents(conn: &Connection) -> Result<Vec<String>> {
     let mut stmt = conn.prepare(
         "SELECT i.extent FROM inline_extents i
           WHERE NOT EXISTS (SELECT 1 FROM blob_extents e WHERE e.extent = i.extent)
             AND NOT EXISTS (SELECT 1 FROM blocks k WHERE k.extent = i.extent)
+            AND NOT EXISTS (SELECT 1 FROM page_ranges p WHERE p.extent = i.extent)
             AND NOT EXISTS (SELECT 1 FROM garbage g WHERE g.extent = i.extent)",
     )?;
     let rows = stmt.query_map([], |r| r.get(0))?;
