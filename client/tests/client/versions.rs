@@ -257,3 +257,61 @@ async fn a_soft_deleted_version_is_deleted_permanently_when_the_policy_allows() 
         .unwrap_err();
     assert_eq!(err.status(), Some(409), "{err:?}");
 }
+
+#[tokio::test]
+async fn a_deleted_blob_with_versions_is_listed_once_after_its_snapshots_order() {
+    let env = Env::start_with_versioning().await;
+    let container = env.container("order").await;
+    let blob = container.blob("b");
+    let v1 = blob
+        .upload(&b"1"[..], &UploadOptions::default())
+        .await
+        .unwrap()
+        .version_id
+        .unwrap();
+    env.advance(Duration::from_secs(1));
+    let snapshot = blob.snapshot(None, &Conditions::new()).await.unwrap();
+    env.advance(Duration::from_secs(1));
+    let v2 = blob
+        .upload(&b"22"[..], &UploadOptions::default())
+        .await
+        .unwrap()
+        .version_id
+        .unwrap();
+    // Snapshots first, then versions oldest first, the current one last.
+    let listed = items(
+        &container,
+        ListBlobsOptions::default().with_snapshots().with_versions(),
+    )
+    .await;
+    let order: Vec<(Option<&str>, Option<&str>)> = listed
+        .iter()
+        .map(|b| (b.snapshot.as_deref(), b.version_id.as_deref()))
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            (Some(snapshot.snapshot.as_str()), None),
+            (None, Some(v1.as_str())),
+            (None, Some(v2.as_str())),
+        ]
+    );
+    assert!(listed[2].is_current_version);
+
+    blob.delete(DeleteSnapshots::Include, &Conditions::new())
+        .await
+        .unwrap();
+    assert!(
+        items(&container, ListBlobsOptions::default())
+            .await
+            .is_empty()
+    );
+    let listed = items(
+        &container,
+        ListBlobsOptions::default().with_deleted_with_versions(),
+    )
+    .await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert!(listed[0].has_versions_only);
+    assert_eq!(listed[0].properties.content_length, 2);
+}
