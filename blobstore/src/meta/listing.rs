@@ -310,3 +310,55 @@ fn bind_blob_rows(stmt: &mut Statement<'_>, q: &BlobListQuery<'_>) -> Result<()>
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    fn database() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&conn).unwrap();
+        conn
+    }
+
+    fn plan(conn: &Connection, v: usize) -> Vec<String> {
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", variant_sql(v)))
+            .unwrap();
+        let count = stmt.parameter_count();
+        let values = (1..=count).map(|i| match i {
+            3 | 5 | 6 => rusqlite::types::Value::Text("b".into()),
+            _ => rusqlite::types::Value::Integer(1),
+        });
+        stmt.query_map(rusqlite::params_from_iter(values), |r| {
+            r.get::<_, String>(3)
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+    }
+
+    /// Every variant walks the listing index from the cursor's name (a
+    /// search bounded on `name`, never a scan of the container); the ones
+    /// that list more than base blobs order each name's few rows in a
+    /// temporary b-tree (the service's order is not the index's).
+    #[test]
+    fn every_variant_searches_from_the_cursor_name() {
+        let conn = database();
+        for v in 0..VARIANTS {
+            let steps = plan(&conn, v);
+            assert!(
+                steps[0].starts_with("SEARCH blobs USING")
+                    && (steps[0].contains("name>")
+                        || steps[0].contains("(name,is_base,snapshot)>")),
+                "variant {v}: {steps:?}"
+            );
+            assert!(
+                steps
+                    .iter()
+                    .all(|s| !s.starts_with("USE TEMP B-TREE") || s.contains("LAST 3 TERMS")),
+                "variant {v} sorts the whole result: {steps:?}"
+            );
+        }
+    }
+}
