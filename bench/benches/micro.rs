@@ -415,6 +415,7 @@ fn first_page(
             include_tags: false,
             include_versions: false,
             include_deleted: false,
+            include_deleted_with_versions: false,
         }))
         .expect("a listing")
 }

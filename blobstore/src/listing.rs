@@ -149,6 +149,10 @@ pub struct ListBlobsInput {
     pub include_versions: bool,
     /// List soft-deleted blobs, snapshots and versions (`include=deleted`).
     pub include_deleted: bool,
+    /// List each name whose blob was deleted but whose previous versions
+    /// remain, once, as its newest version marked `has_versions_only`
+    /// (`include=deletedwithversions`; with versions listed, they are).
+    pub include_deleted_with_versions: bool,
 }
 
 /// One entry of a List Blobs page.
@@ -160,6 +164,9 @@ pub enum BlobListItem {
         properties: Box<BlobProperties>,
         /// False for a block blob with only uncommitted blocks.
         committed: bool,
+        /// The name has only previous versions left; this is the newest
+        /// (`<HasVersionsOnly>`, `include=deletedwithversions`).
+        has_versions_only: bool,
     },
     /// A `<BlobPrefix>` group.
     Prefix(String),
@@ -259,6 +266,7 @@ pub(crate) fn list_blobs(
             include_uncommitted: input.include_uncommitted,
             include_versions: input.include_versions,
             include_deleted: input.include_deleted,
+            include_deleted_with_versions: input.include_deleted_with_versions,
             limit: max - items.len() + 1,
         };
         if let Some(d) = delimiter {
@@ -311,6 +319,11 @@ pub(crate) fn list_blobs(
                 return Ok(Scan::Next);
             }
             let committed = row.committed;
+            // A version reaches a listing without `include=versions` only
+            // as the newest of a name without a blob.
+            let has_versions_only = !input.include_versions
+                && row.hidden == Some(meta::Hidden::Version)
+                && row.deleted.is_none();
             let tags = match input.include_tags {
                 true => Some(meta::get_tags(conn, row.id)?),
                 false => None,
@@ -330,6 +343,7 @@ pub(crate) fn list_blobs(
             items.push(BlobListItem::Blob {
                 properties: Box::new(properties),
                 committed,
+                has_versions_only,
             });
             Ok(Scan::Next)
         })?;
@@ -349,6 +363,7 @@ pub(crate) fn list_blobs(
                 include_uncommitted: input.include_uncommitted,
                 include_versions: input.include_versions,
                 include_deleted: input.include_deleted,
+                include_deleted_with_versions: input.include_deleted_with_versions,
                 limit: 1,
             };
             more = !meta::list_blob_rows(&mut statements, &query)?.is_empty();

@@ -14,13 +14,14 @@ use crate::{
     Metadata, Result,
 };
 
-/// A client for one blob (or one snapshot of it).
+/// A client for one blob (or one snapshot or version of it).
 #[derive(Debug, Clone)]
 pub struct BlobClient {
     pub(crate) pipeline: Arc<Pipeline>,
     container: String,
     name: String,
     snapshot: Option<String>,
+    version: Option<String>,
 }
 
 /// What Delete Blob does with snapshots.
@@ -88,6 +89,8 @@ pub struct CopyInfo {
     pub status: CopyStatus,
     /// The destination's new ETag.
     pub etag: Etag,
+    /// The version the copy made (`x-ms-version-id`), when versioning is on.
+    pub version_id: Option<String>,
 }
 
 impl BlobClient {
@@ -97,6 +100,7 @@ impl BlobClient {
             container: container.to_owned(),
             name: name.to_owned(),
             snapshot: None,
+            version: None,
         }
     }
 
@@ -115,29 +119,51 @@ impl BlobClient {
         self.snapshot.as_deref()
     }
 
+    /// The version this client addresses, if any.
+    pub fn version_id(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+
     /// The same blob's snapshot `id` (reads and delete only).
     pub fn with_snapshot(&self, id: &str) -> BlobClient {
         BlobClient {
             snapshot: Some(id.to_owned()),
+            version: None,
             ..self.clone()
         }
     }
 
-    /// The base blob, without a snapshot.
+    /// The same blob's version `id` (`versionid=`): reads, delete, tags and
+    /// tier, and a copy source. The current version's id names the blob
+    /// itself.
+    pub fn with_version(&self, id: &str) -> BlobClient {
+        BlobClient {
+            snapshot: None,
+            version: Some(id.to_owned()),
+            ..self.clone()
+        }
+    }
+
+    /// The base blob, without a snapshot or version.
     pub fn base(&self) -> BlobClient {
         BlobClient {
             snapshot: None,
+            version: None,
             ..self.clone()
         }
     }
 
-    /// The blob's URL (with `?snapshot=` for a snapshot), percent-encoded as
-    /// it goes on the wire; usable as a Copy Blob source.
+    /// The blob's URL (with `?snapshot=` for a snapshot, `?versionid=` for
+    /// a version), percent-encoded as it goes on the wire; usable as a Copy
+    /// Blob source.
     pub fn url(&self) -> String {
         let mut url = format!("{}{}", self.pipeline.endpoint(), self.path());
         if let Some(s) = &self.snapshot {
             url.push_str("?snapshot=");
             url.push_str(&encode_path(s).replace('/', "%2F"));
+        } else if let Some(v) = &self.version {
+            url.push_str("?versionid=");
+            url.push_str(&encode_path(v).replace('/', "%2F"));
         }
         url
     }
@@ -150,9 +176,12 @@ impl BlobClient {
         )
     }
 
-    /// A request to this blob, addressing the snapshot if there is one.
+    /// A request to this blob, addressing the snapshot or version if there
+    /// is one.
     pub(crate) fn request(&self, method: Method) -> Request {
-        Request::new(method, self.path()).query_opt("snapshot", self.snapshot.clone())
+        Request::new(method, self.path())
+            .query_opt("snapshot", self.snapshot.clone())
+            .query_opt("versionid", self.version.clone())
     }
 
     /// A request to the base blob (writes never address a snapshot).
@@ -228,7 +257,8 @@ impl BlobClient {
         WriteInfo::from_headers(response.headers())
     }
 
-    /// Delete Blob (or, on a snapshot client, that snapshot).
+    /// Delete Blob (or, on a snapshot or version client, that snapshot or
+    /// version).
     ///
     /// # Errors
     /// `404 BlobNotFound`, `409 SnapshotsPresent`, `412`, lease errors.
@@ -284,34 +314,20 @@ impl BlobClient {
         })
     }
 
-    /// Copy Blob from `source_url` (a blob URL, possibly with `?snapshot=`
-    /// or a SAS) onto this blob.
+    /// Copy Blob from `source_url` (a blob URL, possibly with `?snapshot=`,
+    /// `?versionid=` or a SAS) onto this blob; the same as
+    /// [`BlobClient::start_copy_from_url`].
     ///
     /// # Errors
     /// `404 CannotVerifyCopySource` (or `BlobNotFound`) for a missing
     /// source, `409 BlobAlreadyExists` with
     /// [`Conditions::with_if_not_exists`], `412` for failed conditions.
     pub async fn copy_from_url(&self, source_url: &str, options: &CopyOptions) -> Result<CopyInfo> {
-        let mut request = options
-            .conditions
-            .apply(self.base_request(Method::PUT))
-            .header("x-ms-copy-source", source_url);
-        request = options.source_conditions.apply_source(request);
-        if let Some(m) = &options.metadata {
-            request = m.apply(request);
-        }
-        let response = self.pipeline.send(request).await?;
-        let headers = response.headers();
-        Ok(CopyInfo {
-            copy_id: header(headers, "x-ms-copy-id")
-                .unwrap_or_default()
-                .to_owned(),
-            status: CopyStatus::parse(header(headers, "x-ms-copy-status").unwrap_or("")),
-            etag: header_etag(headers)?,
-        })
+        self.start_copy_from_url(source_url, options).await
     }
 
-    /// Copy Blob from another blob (or snapshot) of the same account.
+    /// Copy Blob from another blob (or snapshot, or version) of the same
+    /// account.
     ///
     /// ```no_run
     /// use stowage_client::{BlobServiceClient, Conditions, CopyOptions};

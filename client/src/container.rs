@@ -21,6 +21,9 @@ pub struct WriteInfo {
     pub etag: Etag,
     /// The new Last-Modified.
     pub last_modified: std::time::SystemTime,
+    /// The version the write made (`x-ms-version-id`), when versioning is
+    /// on and the write makes a version.
+    pub version_id: Option<String>,
 }
 
 impl WriteInfo {
@@ -29,6 +32,7 @@ impl WriteInfo {
             etag: header_etag(headers)?,
             last_modified: header_date(headers, "last-modified")
                 .ok_or_else(|| Error::InvalidResponse("no Last-Modified header".into()))?,
+            version_id: crate::properties::header(headers, "x-ms-version-id").map(str::to_owned),
         })
     }
 }

@@ -75,6 +75,14 @@ pub struct ListBlobsOptions {
     pub include_copy: bool,
     /// Include block blobs that have only uncommitted blocks.
     pub include_uncommitted: bool,
+    /// Include previous versions (`include=versions`).
+    pub include_versions: bool,
+    /// Include soft-deleted blobs, snapshots and (with versions) versions
+    /// (`include=deleted`).
+    pub include_deleted: bool,
+    /// Include the names that have only previous versions left, marked
+    /// [`BlobItem::has_versions_only`] (`include=deletedwithversions`).
+    pub include_deleted_with_versions: bool,
 }
 
 impl ListBlobsOptions {
@@ -120,6 +128,25 @@ impl ListBlobsOptions {
         self
     }
 
+    /// Include previous versions.
+    pub fn with_versions(mut self) -> Self {
+        self.include_versions = true;
+        self
+    }
+
+    /// Include soft-deleted entries.
+    pub fn with_deleted(mut self) -> Self {
+        self.include_deleted = true;
+        self
+    }
+
+    /// Include names whose current version was deleted but whose previous
+    /// versions remain.
+    pub fn with_deleted_with_versions(mut self) -> Self {
+        self.include_deleted_with_versions = true;
+        self
+    }
+
     pub(crate) fn include(&self) -> Option<String> {
         let mut parts = Vec::new();
         if self.include_metadata {
@@ -134,17 +161,36 @@ impl ListBlobsOptions {
         if self.include_uncommitted {
             parts.push("uncommittedblobs");
         }
+        if self.include_versions {
+            parts.push("versions");
+        }
+        if self.include_deleted {
+            parts.push("deleted");
+        }
+        if self.include_deleted_with_versions {
+            parts.push("deletedwithversions");
+        }
         (!parts.is_empty()).then(|| parts.join(","))
     }
 }
 
-/// One blob (or snapshot) of a listing.
+/// One blob (or snapshot, or version) of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlobItem {
     /// The blob's name.
     pub name: String,
     /// The snapshot id, for snapshot entries.
     pub snapshot: Option<String>,
+    /// The version id (`<VersionId>`), when versioning is on; the same as
+    /// [`BlobProperties::version_id`].
+    pub version_id: Option<String>,
+    /// Whether the entry is the blob's current version (`<IsCurrentVersion>`).
+    pub is_current_version: bool,
+    /// Whether the entry is soft-deleted (`<Deleted>`).
+    pub deleted: bool,
+    /// Whether the name has only previous versions left (`<HasVersionsOnly>`,
+    /// with [`ListBlobsOptions::with_deleted_with_versions`]).
+    pub has_versions_only: bool,
     /// Its properties (metadata only when asked for).
     pub properties: BlobProperties,
 }
@@ -211,6 +257,10 @@ pub(crate) fn parse_blob_page(text: &str) -> Result<BlobPage> {
                     "Blob" => Some(BlobEntry::Blob(Box::new(BlobItem {
                         name: e.text_of("Name").unwrap_or_default().to_owned(),
                         snapshot: e.non_empty("Snapshot"),
+                        version_id: e.non_empty("VersionId"),
+                        is_current_version: e.text_of("IsCurrentVersion") == Some("true"),
+                        deleted: e.text_of("Deleted") == Some("true"),
+                        has_versions_only: e.text_of("HasVersionsOnly") == Some("true"),
                         properties: BlobProperties::from_listing(e),
                     }))),
                     "BlobPrefix" => Some(BlobEntry::Prefix(
@@ -305,10 +355,62 @@ mod tests {
             .with_metadata()
             .with_snapshots()
             .with_copy()
-            .with_uncommitted();
+            .with_uncommitted()
+            .with_versions()
+            .with_deleted()
+            .with_deleted_with_versions();
         assert_eq!(
             all.include().as_deref(),
-            Some("metadata,snapshots,copy,uncommittedblobs")
+            Some("metadata,snapshots,copy,uncommittedblobs,versions,deleted,deletedwithversions")
         );
+    }
+
+    #[test]
+    fn version_and_deletion_fields_are_read() {
+        // The shape of a List Blobs answer with include=versions,deleted
+        // (https://learn.microsoft.com/en-us/rest/api/storageservices/list-blobs).
+        let doc = r#"<EnumerationResults><Blobs>
+  <Blob>
+    <Name>a</Name>
+    <VersionId>2024-09-03T10:15:07.1234567Z</VersionId>
+    <Deleted>true</Deleted>
+    <Properties>
+      <Etag>0x1</Etag>
+      <Content-Length>3</Content-Length>
+      <DeletedTime>Tue, 03 Sep 2024 10:15:08 GMT</DeletedTime>
+      <RemainingRetentionDays>7</RemainingRetentionDays>
+    </Properties>
+  </Blob>
+  <Blob>
+    <Name>a</Name>
+    <VersionId>2024-09-03T10:15:08.0000000Z</VersionId>
+    <IsCurrentVersion>true</IsCurrentVersion>
+    <Properties><Etag>0x2</Etag></Properties>
+  </Blob>
+  <Blob>
+    <Name>b</Name>
+    <HasVersionsOnly>true</HasVersionsOnly>
+    <Properties />
+  </Blob>
+</Blobs><NextMarker /></EnumerationResults>"#;
+        let page = parse_blob_page(doc).unwrap();
+        let items: Vec<&BlobItem> = page
+            .entries
+            .iter()
+            .map(|e| match e {
+                BlobEntry::Blob(b) => &**b,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            items[0].version_id.as_deref(),
+            Some("2024-09-03T10:15:07.1234567Z")
+        );
+        assert!(items[0].deleted && !items[0].is_current_version);
+        assert_eq!(items[0].properties.remaining_retention_days, Some(7));
+        assert!(items[0].properties.deleted_time.is_some());
+        assert!(items[1].is_current_version && !items[1].deleted);
+        assert_eq!(items[1].properties.version_id, items[1].version_id);
+        assert!(items[2].has_versions_only && items[2].version_id.is_none());
     }
 }

@@ -274,6 +274,17 @@ pub struct BlobProperties {
     pub tier_info: crate::TierInfo,
     /// The sequence number of a page blob.
     pub sequence_number: Option<u64>,
+    /// The version id (`x-ms-version-id`; in a listing, `<VersionId>`),
+    /// when versioning is on.
+    pub version_id: Option<String>,
+    /// Whether this is the blob's current version (`x-ms-is-current-version`;
+    /// in a listing, `<IsCurrentVersion>`).
+    pub is_current_version: bool,
+    /// When it was soft-deleted (listings with deleted blobs only).
+    pub deleted_time: Option<SystemTime>,
+    /// Whole days left before a soft-deleted entry is purged (listings
+    /// with deleted blobs only).
+    pub remaining_retention_days: Option<u32>,
 }
 
 /// Properties of a container.
@@ -417,6 +428,10 @@ impl BlobProperties {
             access_tier: owned(header(headers, "x-ms-access-tier")),
             tier_info: crate::TierInfo::from_headers(headers),
             sequence_number: header_u64(headers, "x-ms-blob-sequence-number"),
+            version_id: owned(header(headers, "x-ms-version-id")),
+            is_current_version: header(headers, "x-ms-is-current-version") == Some("true"),
+            deleted_time: None,
+            remaining_retention_days: None,
         })
     }
 
@@ -466,6 +481,12 @@ impl BlobProperties {
             tier_info: crate::TierInfo::from_listing(p),
             sequence_number: p
                 .text_of("x-ms-blob-sequence-number")
+                .and_then(|v| v.trim().parse().ok()),
+            version_id: blob.non_empty("VersionId"),
+            is_current_version: blob.text_of("IsCurrentVersion") == Some("true"),
+            deleted_time: date("DeletedTime"),
+            remaining_retention_days: p
+                .text_of("RemainingRetentionDays")
                 .and_then(|v| v.trim().parse().ok()),
         }
     }

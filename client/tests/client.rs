@@ -9,6 +9,7 @@ mod client {
     mod blobs;
     mod conditions;
     mod containers;
+    mod copy;
     mod large_entity;
     mod leases;
     mod listing;
@@ -21,4 +22,5 @@ mod client {
     mod tags;
     mod tiers;
     mod uploads;
+    mod versions;
 }

@@ -6,7 +6,8 @@ import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceModifiedError
 from azure.storage.blob import BlobType, SequenceNumberAction
 
-from helpers import md5, raises
+from helpers import md5, raises, unique_name
+from test_copy_remote import other_server  # noqa: F401 (a fixture: a second server)
 
 KIB = 1024
 
@@ -363,6 +364,44 @@ def test_upload_pages_from_url(container, account_key):
         dst.upload_pages_from_url(
             url, offset=0, length=512, source_offset=0, if_sequence_number_eq=5
         )
+
+
+def test_upload_pages_from_url_of_another_host(container, other_server):
+    """Upload Pages From URL with a source on a second server: the fetcher
+    reads x-ms-source-range of it; a range past the source's end and a
+    missing source are refused. Incremental Copy still needs a source on
+    this server (it reads the source's page ranges)."""
+    from test_copy_remote import sas_url
+
+    source = other_server.get_container_client(unique_name("pgsrc"))
+    source.create_container()
+    try:
+        data = bytes(range(256)) * 8
+        src = source.get_blob_client("src")
+        src.upload_blob(data)
+        url = sas_url(src)
+        dst = container.get_blob_client("dst")
+        dst.create_page_blob(size=4096)
+        dst.upload_pages_from_url(url, offset=2048, length=1024, source_offset=512)
+        assert dst.download_blob().readall() == bytes(2048) + data[512:1536] + bytes(1024)
+        assert ranges_of(dst) == ([(2048, 3071)], [])
+        with raises(HttpResponseError, 400, "InvalidHeaderValue"):
+            dst.upload_pages_from_url(url, offset=0, length=1024, source_offset=1536)
+        missing = sas_url(source.get_blob_client("none"))
+        with raises(HttpResponseError, 404, "CannotVerifyCopySource"):
+            dst.upload_pages_from_url(missing, offset=0, length=512, source_offset=0)
+        assert ranges_of(dst) == ([(2048, 3071)], [])
+
+        vhd = source.get_blob_client("vhd")
+        vhd.create_page_blob(size=1024)
+        snap = vhd.create_snapshot()["snapshot"]
+        remote_snapshot = f"{vhd.url}?snapshot={snap}"
+        with raises(HttpResponseError, 404, "CannotVerifyCopySource"):
+            container.get_blob_client("inc").start_copy_from_url(
+                remote_snapshot, incremental_copy=True
+            )
+    finally:
+        source.delete_container()
 
 
 def test_copy_blob_of_a_page_blob_copies_pages_and_sequence_number(container):

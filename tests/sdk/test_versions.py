@@ -83,6 +83,34 @@ def test_list_blobs_with_versions(vcontainer):
     assert len(list(vcontainer.list_blobs())) == 2
 
 
+def test_a_name_lists_snapshots_then_versions_then_the_current_one(vcontainer):
+    blob = vcontainer.get_blob_client("b")
+    v1 = blob.upload_blob(b"one")["version_id"]
+    snapshot = blob.create_snapshot()["snapshot"]
+    v2 = blob.upload_blob(b"two", overwrite=True)["version_id"]
+    listed = list(vcontainer.list_blobs(include=["snapshots", "versions"]))
+    assert [(b.snapshot, b.version_id, bool(b.is_current_version)) for b in listed] == [
+        (snapshot, None, False),
+        (None, v1, False),
+        (None, v2, True),
+    ]
+
+
+def test_deleted_with_versions_lists_the_name_once(vcontainer):
+    blob = vcontainer.get_blob_client("gone")
+    blob.upload_blob(b"one")
+    blob.upload_blob(b"second", overwrite=True)
+    blob.delete_blob()
+    vcontainer.upload_blob("live", b"x")
+    assert [b.name for b in vcontainer.list_blobs()] == ["live"]
+    listed = list(vcontainer.list_blobs(include=["deletedwithversions"]))
+    assert [(b.name, bool(b.has_versions_only)) for b in listed] == [
+        ("gone", True),
+        ("live", False),
+    ]
+    assert listed[0].size == len(b"second")
+
+
 def test_deleting_the_current_version_keeps_the_previous_ones(vcontainer):
     blob = vcontainer.get_blob_client("b")
     v1 = blob.upload_blob(b"one")["version_id"]

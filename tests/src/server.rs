@@ -106,6 +106,23 @@ impl TestServer {
         Self::start_configured(config, clock, Some(dir), None, accounts, true, false).await
     }
 
+    /// A server over a fresh temporary directory with blob versioning on
+    /// for every account (`--blobVersioning`).
+    pub async fn start_with_versioning() -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        Self::start_in(
+            dir,
+            |c| {
+                c.with_versioning(stowage_blobstore::Versioning {
+                    all: true,
+                    ..stowage_blobstore::Versioning::default()
+                })
+            },
+            None,
+        )
+        .await
+    }
+
     /// An in-memory server started with `--loose`.
     pub async fn start_loose() -> TestServer {
         let clock = Arc::new(ManualClock::new(epoch()));

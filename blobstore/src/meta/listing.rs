@@ -36,6 +36,9 @@ pub(crate) struct BlobListQuery<'a> {
     pub include_versions: bool,
     /// Soft-deleted rows (`include=deleted`).
     pub include_deleted: bool,
+    /// The newest previous version of each name that has no current
+    /// version (`include=deletedwithversions`).
+    pub include_deleted_with_versions: bool,
     pub limit: usize,
 }
 
@@ -165,13 +168,32 @@ fn variant(q: &BlobListQuery<'_>) -> usize {
         | usize::from(q.include_snapshots) << 3
         | usize::from(q.include_versions) << 4
         | usize::from(q.include_deleted) << 5
+        | usize::from(q.include_deleted_with_versions) << 6
 }
 
 /// The variant bit of a query that selects only `name` ([`first_name`]).
-const NAMES_ONLY: usize = 64;
+const NAMES_ONLY: usize = 128;
 
 /// How many variants [`variant`] and [`NAMES_ONLY`] tell apart.
-const VARIANTS: usize = 128;
+const VARIANTS: usize = 256;
+
+/// The rank of a row among the rows of its name, in the service's listing
+/// order: snapshots (live or soft-deleted) first, then previous versions,
+/// then soft-deleted base blobs, then the blob.
+/// <https://learn.microsoft.com/en-us/rest/api/storageservices/list-blobs>
+/// lists snapshots and versions oldest first; `docs/wire/versions.md`.
+fn rank(is_base: &str, snapshot: &str) -> String {
+    format!(
+        "(CASE WHEN {is_base} = 1 THEN 3 WHEN {is_base} = 0 OR substr({snapshot}, 1, 1) = 's' \
+         THEN 0 WHEN substr({snapshot}, 1, 1) = 'v' THEN 1 ELSE 2 END)"
+    )
+}
+
+/// The id a row is ordered by within its rank: the snapshot or version id
+/// (a hidden row's key without its kind letter).
+fn order_id(is_base: &str, snapshot: &str) -> String {
+    format!("(CASE WHEN {is_base} = -1 THEN substr({snapshot}, 2) ELSE {snapshot} END)")
+}
 
 /// Whether the query starts just after a row (else at a name, inclusive).
 fn after_row(q: &BlobListQuery<'_>) -> bool {
@@ -196,11 +218,22 @@ fn build_sql(v: usize) -> String {
     } else {
         "name"
     };
+    let base_only = v & (8 | 16 | 32 | 64) == 0;
     let mut sql = format!("SELECT {columns} FROM blobs WHERE container_id = ?1");
     if v & 1 == 0 {
         sql.push_str(" AND name >= ?3");
-    } else {
+    } else if base_only {
         sql.push_str(" AND (name, is_base, snapshot) > (?3, ?4, ?5)");
+    } else {
+        // Past the cursor's row in listing order (the order below); the
+        // plain bound on `name` keeps the index walk starting there.
+        sql.push_str(&format!(
+            " AND name >= ?3 AND (name > ?3 OR ({}, {}, is_base) > ({}, {}, ?4))",
+            rank("is_base", "snapshot"),
+            order_id("is_base", "snapshot"),
+            rank("?4", "?5"),
+            order_id("?4", "?5"),
+        ));
     }
     if v & 2 != 0 {
         sql.push_str(" AND name < ?6");
@@ -228,12 +261,26 @@ fn build_sql(v: usize) -> String {
             .push("(is_base = -1 AND deleted_at IS NOT NULL AND substr(snapshot, 1, 1) <> 'v')"),
         _ => {}
     }
+    // The newest live previous version of a name without a blob, once.
+    if v & 64 != 0 && v & 16 == 0 {
+        kinds.push(
+            "(is_base = -1 AND deleted_at IS NULL AND substr(snapshot, 1, 1) = 'v' \
+             AND NOT EXISTS (SELECT 1 FROM blobs AS o WHERE o.container_id = blobs.container_id \
+             AND o.name = blobs.name AND (o.is_base = 1 OR (o.is_base = -1 \
+             AND o.deleted_at IS NULL AND substr(o.snapshot, 1, 1) = 'v' \
+             AND o.snapshot > blobs.snapshot))))",
+        );
+    }
+    // Every bit of `base_only` adds a kind of row.
+    debug_assert_eq!(base_only, kinds.is_empty());
     if kinds.is_empty() {
         sql.push_str(" AND is_base = 1 ORDER BY name LIMIT ?2");
     } else {
         sql.push_str(&format!(
-            " AND (is_base = 1 OR {}) ORDER BY name, is_base, snapshot LIMIT ?2",
-            kinds.join(" OR ")
+            " AND (is_base = 1 OR {}) ORDER BY name, {}, {}, is_base LIMIT ?2",
+            kinds.join(" OR "),
+            rank("is_base", "snapshot"),
+            order_id("is_base", "snapshot"),
         ));
     }
     sql
@@ -262,4 +309,56 @@ fn bind_blob_rows(stmt: &mut Statement<'_>, q: &BlobListQuery<'_>) -> Result<()>
         stmt.raw_bind_parameter(6, end)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    fn database() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&conn).unwrap();
+        conn
+    }
+
+    fn plan(conn: &Connection, v: usize) -> Vec<String> {
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", variant_sql(v)))
+            .unwrap();
+        let count = stmt.parameter_count();
+        let values = (1..=count).map(|i| match i {
+            3 | 5 | 6 => rusqlite::types::Value::Text("b".into()),
+            _ => rusqlite::types::Value::Integer(1),
+        });
+        stmt.query_map(rusqlite::params_from_iter(values), |r| {
+            r.get::<_, String>(3)
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+    }
+
+    /// Every variant walks the listing index from the cursor's name (a
+    /// search bounded on `name`, never a scan of the container); the ones
+    /// that list more than base blobs order each name's few rows in a
+    /// temporary b-tree (the service's order is not the index's).
+    #[test]
+    fn every_variant_searches_from_the_cursor_name() {
+        let conn = database();
+        for v in 0..VARIANTS {
+            let steps = plan(&conn, v);
+            assert!(
+                steps[0].starts_with("SEARCH blobs USING")
+                    && (steps[0].contains("name>")
+                        || steps[0].contains("(name,is_base,snapshot)>")),
+                "variant {v}: {steps:?}"
+            );
+            assert!(
+                steps
+                    .iter()
+                    .all(|s| !s.starts_with("USE TEMP B-TREE") || s.contains("LAST 3 TERMS")),
+                "variant {v} sorts the whole result: {steps:?}"
+            );
+        }
+    }
 }

@@ -135,6 +135,7 @@ pub fn list_input(c: &str) -> ListBlobsInput {
         include_tags: false,
         include_versions: false,
         include_deleted: false,
+        include_deleted_with_versions: false,
     }
 }
 

@@ -28,7 +28,13 @@ impl Env {
         Env::on(TestServer::start_with_container_retention(days).await).await
     }
 
-    async fn on(server: TestServer) -> Env {
+    /// On a server with blob versioning on.
+    pub async fn start_with_versioning() -> Env {
+        Env::on(TestServer::start_with_versioning().await).await
+    }
+
+    /// On `server` (for a test that set it up itself).
+    pub async fn on(server: TestServer) -> Env {
         let clock = Arc::new(ManualClock::new(server_time(&server).await));
         let service = client_for(&server.base, clock.clone());
         Env {

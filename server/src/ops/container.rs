@@ -180,6 +180,7 @@ pub(crate) async fn list_blobs(ctx: &RequestContext) -> Result<HttpResponse, Api
         include_tags: has("tags"),
         include_versions: has("versions"),
         include_deleted: has("deleted"),
+        include_deleted_with_versions: has("deletedwithversions"),
     };
     let out = ctx.store().list_blobs(input).await?;
     let endpoint = ctx.service_endpoint();

@@ -154,7 +154,8 @@ pub(crate) fn list_blobs(
                 BlobListItem::Blob {
                     properties,
                     committed,
-                } => blob(&mut w, properties, *committed, include),
+                    has_versions_only,
+                } => blob(&mut w, properties, *committed, *has_versions_only, include),
                 BlobListItem::Prefix(name) => {
                     w.open("BlobPrefix")
                         .element("Name", name)
@@ -174,7 +175,13 @@ pub(crate) fn list_blobs(
     w.finish_document()
 }
 
-fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInclude) {
+fn blob(
+    w: &mut XmlWriter,
+    b: &BlobProperties,
+    committed: bool,
+    has_versions_only: bool,
+    include: BlobInclude,
+) {
     w.open("Blob");
     w.element("Name", &b.name);
     w.optional("Snapshot", b.snapshot.as_deref());
@@ -186,6 +193,9 @@ fn blob(w: &mut XmlWriter, b: &BlobProperties, committed: bool, include: BlobInc
     }
     if b.deleted.is_some() {
         w.element("Deleted", "true");
+    }
+    if has_versions_only {
+        w.element("HasVersionsOnly", "true");
     }
     w.open("Properties");
     w.element("Creation-Time", &http_date(b.creation_time));

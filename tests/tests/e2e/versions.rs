@@ -606,3 +606,149 @@ async fn purging_frees_only_extents_nothing_else_names() {
     assert_eq!(collect_all(&server).await, 1);
     assert!(extent_files(&server).is_empty());
 }
+
+/// What identifies each `<Blob>` of a listing: its name, then `s` and the
+/// snapshot id, `v` and the version id (`*` after it for the current
+/// version), `d` when deleted.
+fn listing_keys(xml: &str) -> Vec<String> {
+    blob_entries(xml)
+        .into_iter()
+        .map(|(name, snapshot, entry)| {
+            let mut key = name;
+            if let Some(s) = snapshot {
+                key.push_str(&format!(" s{s}"));
+            }
+            if let Some(v) = elements(&entry, "VersionId").first() {
+                key.push_str(&format!(" v{v}"));
+            }
+            if elements(&entry, "IsCurrentVersion").first() == Some(&"true") {
+                key.push('*');
+            }
+            if elements(&entry, "Deleted").first() == Some(&"true") {
+                key.push_str(" d");
+            }
+            key
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn within_a_name_snapshots_come_first_then_versions_then_the_blob() {
+    let (server, c, ctr) = start(true).await;
+    soft_delete(&c, 2, false).await;
+    let tick = || server.clock.advance(Duration::from_secs(1));
+    let v1 = version_id(&put(&c, &ctr, "b", b"1").await);
+    tick();
+    let r = c.put(&format!("/{ctr}/b?comp=snapshot")).send().await;
+    let s1 = r.header("x-ms-snapshot").expect("a snapshot id");
+    tick();
+    let v2 = version_id(&put(&c, &ctr, "b", b"2").await);
+    tick();
+    let r = c.put(&format!("/{ctr}/b?comp=snapshot")).send().await;
+    let s2 = r.header("x-ms-snapshot").expect("a snapshot id");
+    tick();
+    let v3 = version_id(&put(&c, &ctr, "b", b"3").await);
+    tick();
+    put(&c, &ctr, "c", b"c").await;
+    // The older snapshot and the middle version soft-deleted.
+    for q in [format!("snapshot={s1}"), format!("versionid={v2}")] {
+        let r = c.delete(&format!("/{ctr}/b?{q}")).send().await;
+        assert_eq!(r.status, 202, "{}", r.text());
+    }
+    let c_version = version_id(&c.head(&format!("/{ctr}/c")).send().await);
+
+    let query = "&include=snapshots,versions,deleted";
+    let listed = list(&c, &ctr, query).await;
+    let expected = vec![
+        format!("b s{s1} d"),
+        format!("b s{s2}"),
+        format!("b v{v1}"),
+        format!("b v{v2} d"),
+        format!("b v{v3}*"),
+        format!("c v{c_version}*"),
+    ];
+    assert_eq!(listing_keys(&listed), expected, "{listed}");
+    // Page by page, one entry each, the same order.
+    let mut paged = Vec::new();
+    let mut marker = String::new();
+    loop {
+        let page = list(&c, &ctr, &format!("{query}&maxresults=1&marker={marker}")).await;
+        paged.extend(listing_keys(&page));
+        marker = elements(&page, "NextMarker")
+            .first()
+            .map(|m| (*m).to_owned())
+            .unwrap_or_default();
+        if marker.is_empty() {
+            break;
+        }
+        assert!(paged.len() <= expected.len(), "the pages do not end");
+    }
+    assert_eq!(paged, expected);
+    // Without deleted ones, and without versions.
+    assert_eq!(
+        listing_keys(&list(&c, &ctr, "&include=snapshots,versions").await),
+        [1, 2, 4, 5].map(|i| expected[i].clone())
+    );
+    assert_eq!(
+        listing_keys(&list(&c, &ctr, "&include=snapshots").await),
+        [format!("b s{s2}"), "b".to_owned(), "c".to_owned()]
+    );
+}
+
+#[tokio::test]
+async fn deletedwithversions_lists_a_deleted_blob_once_as_its_newest_version() {
+    let (server, c, ctr) = start(true).await;
+    put(&c, &ctr, "gone", b"first").await;
+    server.clock.advance(Duration::from_secs(1));
+    let newest = put(&c, &ctr, "gone", b"second").await;
+    let newest_id = version_id(&newest);
+    put(&c, &ctr, "live", b"here").await;
+    let r = c.delete(&format!("/{ctr}/gone")).send().await;
+    assert_eq!(r.status, 202);
+
+    // Without the option, only the live blob.
+    let listed = list(&c, &ctr, "").await;
+    assert_eq!(listing_keys(&listed), ["live"]);
+    // With it, the deleted name once, marked, with its newest version's
+    // properties (and no VersionId without include=versions).
+    let listed = list(&c, &ctr, "&include=deletedwithversions").await;
+    let entries = blob_entries(&listed);
+    assert_eq!(listing_keys(&listed), ["gone", "live"], "{listed}");
+    assert_eq!(elements(&entries[0].2, "HasVersionsOnly"), ["true"]);
+    assert_eq!(
+        elements(&entries[0].2, "Etag"),
+        [newest.etag().trim_matches('"')]
+    );
+    assert_eq!(elements(&entries[0].2, "Content-Length"), ["6"]);
+    assert!(elements(&entries[1].2, "HasVersionsOnly").is_empty());
+    // With versions listed, every version is, and none is marked.
+    let listed = list(&c, &ctr, "&include=versions,deletedwithversions").await;
+    assert_eq!(blob_entries(&listed).len(), 3, "{listed}");
+    assert!(elements(&listed, "HasVersionsOnly").is_empty(), "{listed}");
+    // A one-entry page each: the marked entry is one entry.
+    let page = list(&c, &ctr, "&include=deletedwithversions&maxresults=1").await;
+    assert_eq!(listing_keys(&page), ["gone"]);
+    let marker = elements(&page, "NextMarker")[0].to_owned();
+    let page = list(
+        &c,
+        &ctr,
+        &format!("&include=deletedwithversions&maxresults=1&marker={marker}"),
+    )
+    .await;
+    assert_eq!(listing_keys(&page), ["live"], "{page}");
+
+    // The newest version deleted: the older one stands for the name.
+    let r = c
+        .delete(&format!("/{ctr}/gone?versionid={newest_id}"))
+        .send()
+        .await;
+    assert_eq!(r.status, 202);
+    let listed = list(&c, &ctr, "&include=deletedwithversions").await;
+    let entries = blob_entries(&listed);
+    assert_eq!(elements(&entries[0].2, "Content-Length"), ["5"], "{listed}");
+    // A name whose blob is back is listed as the blob.
+    put(&c, &ctr, "gone", b"again").await;
+    let listed = list(&c, &ctr, "&include=deletedwithversions").await;
+    assert!(elements(&listed, "HasVersionsOnly").is_empty(), "{listed}");
+    assert_eq!(listing_keys(&listed), ["gone", "live"]);
+}
