@@ -196,6 +196,31 @@ def test_page_ranges_of_a_snapshot_and_the_diff(container):
     ]
 
 
+def test_diff_lists_pages_cleared_since_even_where_nothing_was(container):
+    """The service's recorded answer (the SDK's own page blob test): pages
+    written and then partly cleared after an empty snapshot list the cleared
+    part as ClearRange; the diff against a later snapshot lists only the
+    clear made after it."""
+    blob = container.get_blob_client("cleared-diff")
+    blob.create_page_blob(size=2048)
+    first = blob.create_snapshot()
+    blob.upload_page(page(1, 3), offset=0, length=1536)
+    second = blob.create_snapshot()
+    blob.clear_page(offset=512, length=512)
+    written, cleared = blob.get_page_ranges(previous_snapshot_diff=first["snapshot"])
+    assert [(r["start"], r["end"]) for r in written] == [(0, 511), (1024, 1535)]
+    assert [(r["start"], r["end"]) for r in cleared] == [(512, 1023)]
+    written, cleared = blob.get_page_ranges(previous_snapshot_diff=second["snapshot"])
+    assert written == []
+    assert [(r["start"], r["end"]) for r in cleared] == [(512, 1023)]
+    # A snapshot taken after the clear shares it: nothing changed since.
+    third = blob.create_snapshot()
+    assert blob.get_page_ranges(previous_snapshot_diff=third["snapshot"]) == ([], [])
+    # A cleared page is not a page range, and reads as zeros.
+    assert ranges_of(blob) == ([(0, 511), (1024, 1535)], [])
+    assert blob.download_blob().readall() == page(1) + bytes(512) + page(1) + bytes(512)
+
+
 def test_diff_against_a_missing_snapshot_is_409(container):
     blob = container.get_blob_client("nosnap")
     blob.create_page_blob(size=1024)

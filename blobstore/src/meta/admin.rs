@@ -37,6 +37,7 @@ pub(crate) fn extent_uses(conn: &Connection) -> Result<Vec<ExtentUse>> {
                 c.account, c.name, b.name, b.snapshot, NULL, 0
            FROM page_ranges p JOIN blobs b ON b.id = p.blob_id
            JOIN containers c ON c.id = b.container_id
+          WHERE p.extent <> ''
           GROUP BY p.extent, b.id",
     )?;
     let rows = stmt.query_map([], |r| {

@@ -94,7 +94,10 @@ pub(crate) fn store_usage(conn: &Connection, now: SystemTime) -> Result<StoreUsa
         // extent is rarely in two tables.
         extents: count(conn, "SELECT COUNT(DISTINCT extent) FROM blob_extents")?
             + count(conn, "SELECT COUNT(DISTINCT extent) FROM blocks")?
-            + count(conn, "SELECT COUNT(DISTINCT extent) FROM page_ranges")?,
+            + count(
+                conn,
+                "SELECT COUNT(DISTINCT extent) FROM page_ranges WHERE extent <> ''",
+            )?,
         garbage: count(conn, "SELECT COUNT(*) FROM garbage")?,
         leased_containers: leased_containers.max(0) as u64,
         leased_blobs,

@@ -4,7 +4,12 @@
 //! `at..at + (end - start)` of one extent. Runs of one blob never overlap,
 //! and are kept sorted by `start`; what no run covers reads as zeros. A
 //! write adds a run and trims or splits the runs it overlaps (later writes
-//! win); a clear only trims. Nothing here reads or writes storage: the
+//! win). A clear adds a *clear run*: no extent (`extent` empty), read as
+//! zeros and not listed as a page range, but remembered, because the
+//! service's diff against an earlier snapshot lists every page cleared
+//! since as a `ClearRange`, even one that held nothing then. A clear run's
+//! `at - start` is an id of the clear that made it, so two maps that share
+//! it (a snapshot taken after the clear) read it as unchanged. Nothing here reads or writes storage: the
 //! metadata layer loads the runs a change touches, asks these functions
 //! for the edit, and applies it.
 
@@ -20,6 +25,21 @@ pub(crate) struct Run {
 }
 
 impl Run {
+    /// A clear run over `range`, made by the clear with id `clear`.
+    pub(crate) fn cleared(range: Range<u64>, clear: u64) -> Run {
+        Run {
+            start: range.start,
+            end: range.end,
+            extent: String::new(),
+            at: range.start + clear,
+        }
+    }
+
+    /// True for a clear run (zeros, no extent).
+    pub(crate) fn is_clear(&self) -> bool {
+        self.extent.is_empty()
+    }
+
     /// The part of the run inside `window`, if any.
     pub(crate) fn clip(&self, window: &Range<u64>) -> Option<Run> {
         let start = self.start.max(window.start);
@@ -104,7 +124,8 @@ pub(crate) fn push_range(ranges: &mut Vec<Range<u64>>, run: Range<u64>) {
 pub(crate) enum Change {
     /// Written (or rewritten) since the earlier map: `<PageRange>`.
     Written,
-    /// Written in the earlier map and cleared since: `<ClearRange>`.
+    /// Cleared since the earlier map (whatever it held there), or written
+    /// there and gone since: `<ClearRange>`.
     Cleared,
 }
 
@@ -148,9 +169,10 @@ pub(crate) fn diff(old: &[Run], new: &[Run]) -> Vec<(Range<u64>, Change)> {
         }
         match (o_here, n_here) {
             (Some(a), Some(b)) if a.same_source(b, start) => {}
+            (_, Some(b)) if b.is_clear() => push(start..end, Change::Cleared),
             (_, Some(_)) => push(start..end, Change::Written),
-            (Some(_), None) => push(start..end, Change::Cleared),
-            (None, None) => {}
+            (Some(a), None) if !a.is_clear() => push(start..end, Change::Cleared),
+            (Some(_), None) | (None, None) => {}
         }
         pos = end;
     }
@@ -171,7 +193,11 @@ pub(crate) enum Stretch {
 pub(crate) fn layout(runs: &[Run], span: &Range<u64>) -> Vec<Stretch> {
     let mut out = Vec::new();
     let mut pos = span.start;
-    for run in runs.iter().filter_map(|r| r.clip(span)) {
+    for run in runs
+        .iter()
+        .filter(|r| !r.is_clear())
+        .filter_map(|r| r.clip(span))
+    {
         if run.start > pos {
             out.push(Stretch::Zeros(run.start - pos));
         }

@@ -152,10 +152,71 @@ fn diff_table() {
             vec![run(0, 512, "c", 0), run(512, 1024, "d", 0)],
             vec![(0..1024, Written)],
         ),
+        // Pages cleared since are cleared even where nothing was before
+        // (the service's recorded diff: written 0..1536, cleared 512..1024).
+        (
+            vec![],
+            vec![
+                run(0, 512, "a", 0),
+                Run::cleared(512..1024, 7),
+                run(1024, 1536, "a", 1024),
+            ],
+            vec![
+                (0..512, Written),
+                (512..1024, Cleared),
+                (1024..1536, Written),
+            ],
+        ),
+        // A clear both maps share (made before the snapshot) is unchanged,
+        // even split by a later write; another clear over it is not.
+        (
+            vec![Run::cleared(0..2048, 7)],
+            vec![
+                Run::cleared(0..512, 7),
+                run(512, 1024, "n", 0),
+                Run {
+                    start: 1024,
+                    end: 1536,
+                    extent: String::new(),
+                    at: 1024 + 7,
+                },
+                Run::cleared(1536..2048, 9),
+            ],
+            vec![(512..1024, Written), (1536..2048, Cleared)],
+        ),
+        // A clear run that is gone (the blob shrank) is no change.
+        (vec![Run::cleared(0..512, 7)], vec![], vec![]),
     ];
     for (i, (old, new, want)) in cases.into_iter().enumerate() {
         assert_eq!(diff(&old, &new), want, "case {i}");
     }
+}
+
+#[test]
+fn a_clear_run_reads_as_zeros_and_keeps_its_id_when_split() {
+    let runs = vec![run(0, 512, "a", 0), Run::cleared(512..2048, 7)];
+    assert_eq!(
+        layout(&runs, &(0..2048)),
+        vec![
+            Stretch::Data {
+                extent: "a".into(),
+                range: 0..512
+            },
+            Stretch::Zeros(1536),
+        ]
+    );
+    // A write into the middle of the clear run leaves two clear runs that
+    // a snapshot holding the whole one reads as the same clear.
+    let edit = overwrite(
+        &[Run::cleared(512..2048, 7)],
+        1024..1536,
+        Some(run(1024, 1536, "n", 0)),
+    );
+    assert_eq!(
+        diff(&[Run::cleared(512..2048, 7)], &edit.added),
+        vec![(1024..1536, Change::Written)]
+    );
+    assert!(edit.added[0].is_clear() && edit.added[2].is_clear());
 }
 
 #[test]

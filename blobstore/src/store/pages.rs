@@ -207,6 +207,19 @@ fn check_page_write(
     Ok(page)
 }
 
+/// The id of a clear whose Put Page answered `etag`: the ETag's ticks,
+/// which no other write of this server shares. Kept below 2^62 so that a
+/// clear run's `at` (the id plus a start below 8 TiB) fits the database's
+/// signed integers.
+fn clear_id(etag: &crate::Etag) -> u64 {
+    let ticks = etag
+        .as_str()
+        .strip_prefix("0x")
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .unwrap_or(0);
+    ticks & ((1 << 62) - 1)
+}
+
 /// Makes `range` of blob `blob_id` read as `new` (or zeros), and records
 /// the extents nothing reads any more as garbage.
 fn rewrite(
@@ -340,23 +353,25 @@ impl Store {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let mut row = require_committed(tx, cid, &input.blob, None, now)?;
                 let page = check_page_write(tx, &mut row, &input, now)?;
+                let etag = store.inner.etags.next(now);
                 let run = match new {
                     Some((id, inline, md5, crc64)) => {
                         crate::extents::check_md5(input.transactional_md5, md5)?;
                         crate::extents::check_crc64(input.transactional_crc64, crc64)?;
                         WrittenExtent::store_inline(Some(&id), inline.as_ref(), tx)?;
-                        Some(Run {
+                        Run {
                             start: input.range.start,
                             end: input.range.end,
                             extent: id,
                             at: 0,
-                        })
+                        }
                     }
-                    None => None,
+                    // The new ETag's ticks are unique: they name the clear.
+                    None => Run::cleared(input.range.clone(), clear_id(&etag)),
                 };
-                rewrite(tx, row.id, input.range.clone(), run, now)?;
+                rewrite(tx, row.id, input.range.clone(), Some(run), now)?;
                 row.version = Versioned {
-                    etag: store.inner.etags.next(now),
+                    etag,
                     last_modified: now,
                 };
                 meta::update_blob_attributes(tx, &row)?;
@@ -501,7 +516,7 @@ fn list_ranges(
     let mut ranges: Vec<Range<u64>> = Vec::new();
     let mut next = None;
     meta::for_each_run(conn, blob_id, window, |run| {
-        let Some(run) = run.clip(window) else {
+        let Some(run) = run.clip(window).filter(|r| !r.is_clear()) else {
             return Ok(true);
         };
         let extends = ranges.last().is_some_and(|l| l.end == run.start);
