@@ -221,6 +221,15 @@ def test_diff_lists_pages_cleared_since_even_where_nothing_was(container):
     assert blob.download_blob().readall() == page(1) + bytes(512) + page(1) + bytes(512)
 
 
+def test_page_ranges_from_the_end_of_the_blob_is_416(container):
+    blob = container.get_blob_client("ranges-past-end")
+    blob.create_page_blob(size=1024)
+    blob.upload_page(page(1, 2), offset=0, length=1024)
+    assert ranges_of(blob, offset=512, length=512) == ([(512, 1023)], [])
+    with raises(HttpResponseError, 416, "InvalidRange"):
+        blob.get_page_ranges(offset=1024, length=512)
+
+
 def test_diff_against_a_missing_snapshot_is_409(container):
     blob = container.get_blob_client("nosnap")
     blob.create_page_blob(size=1024)

@@ -421,6 +421,11 @@ impl Store {
                     )?;
                 }
                 require_page_blob(conn, &row)?;
+                // A range starting at or past the end: 416, as for every
+                // read with a range (docs/wire/pages.md#get-page-ranges).
+                if input.range.as_ref().is_some_and(|r| r.start >= row.size) {
+                    return Err(Error::InvalidRange { size: row.size });
+                }
                 let window = input.range.clone().unwrap_or(0..row.size);
                 let window = window.start.max(input.marker.unwrap_or(0))..window.end.min(row.size);
                 let limit = input.max_results.unwrap_or(usize::MAX);
