@@ -235,6 +235,29 @@ impl<'a> Headers<'a> {
     /// standard twin (docs/wire/requests.md#content-properties). A blob created without a
     /// content type gets `application/octet-stream`, as the service stores.
     pub(crate) fn put_blob_content(&self) -> Result<ContentProperties, ApiError> {
+        // Of a block blob, the engine checks x-ms-blob-content-md5 and
+        // Content-MD5 against the body, so whichever is stored is the
+        // body's MD5.
+        let md5 = match self.md5("x-ms-blob-content-md5")? {
+            Some(m) => Some(m.to_vec()),
+            None => self.md5("content-md5")?.map(|m| m.to_vec()),
+        };
+        self.put_content(md5)
+    }
+
+    /// The content properties of Put Blob of an append or page blob: as
+    /// [`Headers::put_blob_content`], except that `x-ms-blob-content-md5`,
+    /// with no body to check it against, is stored as given, of any length,
+    /// as Set Blob Properties stores it (docs/wire/blobs.md#put-blob).
+    pub(crate) fn put_empty_blob_content(&self) -> Result<ContentProperties, ApiError> {
+        let md5 = match self.blob_md5_as_given()? {
+            Some(m) => Some(m),
+            None => self.md5("content-md5")?.map(|m| m.to_vec()),
+        };
+        self.put_content(md5)
+    }
+
+    fn put_content(&self, content_md5: Option<Vec<u8>>) -> Result<ContentProperties, ApiError> {
         let either = |blob: &str, standard: &str| -> Result<Option<String>, ApiError> {
             Ok(match self.get(blob)? {
                 Some(v) => Some(v.to_owned()),
@@ -248,18 +271,24 @@ impl<'a> Headers<'a> {
             ),
             content_encoding: either("x-ms-blob-content-encoding", "content-encoding")?,
             content_language: either("x-ms-blob-content-language", "content-language")?,
-            // Of a block blob, the engine checks x-ms-blob-content-md5 and
-            // Content-MD5 against the body, so whichever is stored is the
-            // body's MD5; of an append blob (no body) it is stored as given.
-            content_md5: match self.md5("x-ms-blob-content-md5")? {
-                Some(m) => Some(m.to_vec()),
-                None => self.md5("content-md5")?.map(|m| m.to_vec()),
-            },
+            content_md5,
             cache_control: either("x-ms-blob-cache-control", "cache-control")?,
             content_disposition: self
                 .get("x-ms-blob-content-disposition")?
                 .map(str::to_owned),
         })
+    }
+
+    /// `x-ms-blob-content-md5` as given: any length; only a value that is
+    /// not base64 is refused (`400 InvalidMd5`).
+    fn blob_md5_as_given(&self) -> Result<Option<Vec<u8>>, ApiError> {
+        match self.get("x-ms-blob-content-md5")? {
+            None => Ok(None),
+            Some(v) => base64::engine::general_purpose::STANDARD
+                .decode(v.trim())
+                .map(Some)
+                .map_err(|_| ApiError::InvalidMd5),
+        }
     }
 
     /// The content properties of Set Blob Properties and Put Block List: only
@@ -275,14 +304,7 @@ impl<'a> Headers<'a> {
             content_type: own("x-ms-blob-content-type")?,
             content_encoding: own("x-ms-blob-content-encoding")?,
             content_language: own("x-ms-blob-content-language")?,
-            content_md5: match self.get("x-ms-blob-content-md5")? {
-                None => None,
-                Some(v) => Some(
-                    base64::engine::general_purpose::STANDARD
-                        .decode(v.trim())
-                        .map_err(|_| ApiError::InvalidMd5)?,
-                ),
-            },
+            content_md5: self.blob_md5_as_given()?,
             cache_control: own("x-ms-blob-cache-control")?,
             content_disposition: own("x-ms-blob-content-disposition")?,
         })

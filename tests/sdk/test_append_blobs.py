@@ -146,3 +146,22 @@ def test_seal_append_blob(container):
     block.upload_blob(b"x")
     with raises(HttpResponseError, 409, "InvalidBlobType"):
         block.seal_append_blob()
+
+
+def test_create_stores_a_stated_blob_md5_of_any_length(container):
+    """With no body to check it against, x-ms-blob-content-md5 of an append
+    (or page) blob's Put Blob is stored as given, as Set Blob Properties
+    stores it; over an existing page blob too."""
+    from azure.storage.blob import ContentSettings
+
+    stated = bytes([1, 2, 3, 4, 5])
+    settings = ContentSettings(content_type="text/x-log", content_md5=bytearray(stated))
+    blob = container.get_blob_client("stated-md5")
+    blob.create_page_blob(size=512)
+    blob.create_append_blob(content_settings=settings)
+    props = blob.get_blob_properties()
+    assert props.blob_type == BlobType.APPENDBLOB
+    assert bytes(props.content_settings.content_md5) == stated
+    page = container.get_blob_client("stated-md5-page")
+    page.create_page_blob(size=512, content_settings=settings)
+    assert bytes(page.get_blob_properties().content_settings.content_md5) == stated

@@ -107,7 +107,10 @@ pub(crate) async fn put_blob(
         container: ctx.container()?,
         blob: ctx.blob()?,
         blob_type,
-        content: h.put_blob_content()?,
+        content: match blob_type {
+            BlobType::BlockBlob => h.put_blob_content()?,
+            _ => h.put_empty_blob_content()?,
+        },
         transactional_md5: transactional.md5,
         transactional_crc64: transactional.crc64,
         metadata: ctx.metadata()?,
