@@ -109,16 +109,6 @@ pub(crate) fn overwrite(overlapping: &[Run], range: Range<u64>, new: Option<Run>
     edit
 }
 
-/// Adds `run` to `ranges` (valid ranges in order), merging it with the
-/// last one when they touch: Get Page Ranges reports written stretches,
-/// not how they were written.
-pub(crate) fn push_range(ranges: &mut Vec<Range<u64>>, run: Range<u64>) {
-    match ranges.last_mut() {
-        Some(last) if last.end == run.start => last.end = run.end,
-        _ => ranges.push(run),
-    }
-}
-
 /// What a stretch of a diff is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Change {

@@ -92,15 +92,6 @@ fn overwrite_releases_each_extent_once() {
 }
 
 #[test]
-fn touching_ranges_merge() {
-    let mut ranges = Vec::new();
-    for r in [0..512, 512..1024, 2048..2560, 2560..3072, 4096..4608] {
-        push_range(&mut ranges, r);
-    }
-    assert_eq!(ranges, vec![0..1024, 2048..3072, 4096..4608]);
-}
-
-#[test]
 fn diff_table() {
     use Change::*;
     type Case = (Vec<Run>, Vec<Run>, Vec<(Range<u64>, Change)>);

@@ -510,7 +510,7 @@ impl Store {
     }
 }
 
-/// The written ranges of `blob_id` in `window`, touching runs merged, at
+/// The written ranges of `blob_id` in `window`, one per stored run, at
 /// most `limit`; and where the next page starts when more follow.
 fn list_ranges(
     conn: &rusqlite::Connection,
@@ -524,12 +524,13 @@ fn list_ranges(
         let Some(run) = run.clip(window).filter(|r| !r.is_clear()) else {
             return Ok(true);
         };
-        let extends = ranges.last().is_some_and(|l| l.end == run.start);
-        if ranges.len() >= limit && !extends {
+        if ranges.len() >= limit {
             next = Some(run.start);
             return Ok(false);
         }
-        map::push_range(&mut ranges, run.start..run.end);
+        // One range per stored run, touching ones too: a range is what one
+        // write left, as the emulator answers (docs/wire/pages.md).
+        ranges.push(run.start..run.end);
         Ok(true)
     })?;
     let items = ranges

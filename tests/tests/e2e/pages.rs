@@ -137,18 +137,19 @@ async fn get_page_ranges_document_and_paging() {
     assert_eq!(
         r.text(),
         "<?xml version=\"1.0\" encoding=\"utf-8\"?><PageList>\
-         <PageRange><Start>0</Start><End>1023</End></PageRange>\
+         <PageRange><Start>0</Start><End>511</End></PageRange>\
+         <PageRange><Start>512</Start><End>1023</End></PageRange>\
          <PageRange><Start>2048</Start><End>2559</End></PageRange>\
          <PageRange><Start>6144</Start><End>6655</End></PageRange></PageList>"
     );
-    let first = page_list(&c, &format!("/{ctr}/p?comp=pagelist&maxresults=2")).await;
+    let first = page_list(&c, &format!("/{ctr}/p?comp=pagelist&maxresults=3")).await;
     assert!(
         first.ends_with("<NextMarker>p6144</NextMarker></PageList>"),
         "{first}"
     );
     let rest = page_list(
         &c,
-        &format!("/{ctr}/p?comp=pagelist&maxresults=2&marker=p6144"),
+        &format!("/{ctr}/p?comp=pagelist&maxresults=3&marker=p6144"),
     )
     .await;
     assert_eq!(
@@ -384,11 +385,19 @@ async fn concurrent_page_writes_all_land() {
                 .all(|b| *b == i as u8 + 1)
         );
     }
+    // One range per write: 64 of them, in order.
     let list = page_list(&c, &format!("/{ctr}/p?comp=pagelist")).await;
+    let expected: String = (0..64u64)
+        .map(|i| {
+            format!(
+                "<PageRange><Start>{}</Start><End>{}</End></PageRange>",
+                i * 512,
+                i * 512 + 511
+            )
+        })
+        .collect();
     assert!(
-        list.ends_with(
-            "<PageList><PageRange><Start>0</Start><End>32767</End></PageRange></PageList>"
-        ),
+        list.ends_with(&format!("<PageList>{expected}</PageList>")),
         "{list}"
     );
 }
