@@ -31,6 +31,7 @@ mod error;
 mod etag;
 mod expiry;
 mod extents;
+mod file_writer;
 mod gc;
 mod hashing;
 mod listing;

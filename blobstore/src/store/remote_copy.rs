@@ -145,14 +145,27 @@ impl Store {
     }
 
     /// Streams a copy's bytes (exactly `size` of them) into a new extent.
+    /// With `source_md5` (the `Content-MD5` of the source's answer) the
+    /// destination takes that MD5, as the service's copies do, and the
+    /// bytes are not hashed; without it their MD5 is computed.
     ///
     /// # Errors
     /// The body failed or had another length (`BodyLengthMismatch`); IO.
-    pub async fn write_copied_bytes<S>(&self, body: S, size: u64) -> Result<CopiedBytes>
+    pub async fn write_copied_bytes<S>(
+        &self,
+        body: S,
+        size: u64,
+        source_md5: Option<[u8; 16]>,
+    ) -> Result<CopiedBytes>
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
-        Ok(CopiedBytes(self.inner.extents.write(body, size).await?))
+        let written = self
+            .inner
+            .extents
+            .write_copy(body, size, source_md5)
+            .await?;
+        Ok(CopiedBytes(written))
     }
 
     /// Records how many bytes of `job` are fetched. Returns false when the

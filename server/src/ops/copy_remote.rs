@@ -161,7 +161,8 @@ async fn run_copy(
         .inspect_ok(move |chunk| {
             counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
         });
-    let mut write = Box::pin(store.write_copied_bytes(body, job.size));
+    let source_md5 = source_content_md5(&opened.headers);
+    let mut write = Box::pin(store.write_copied_bytes(body, job.size, source_md5));
     let mut tick = tokio::time::interval(PROGRESS_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let written = loop {
@@ -188,6 +189,17 @@ async fn run_copy(
     if let Err(e) = ended {
         tracing::error!(copy_id = %job.copy_id, "ending a copy failed: {e}");
     }
+}
+
+/// The `Content-MD5` of a source's whole answer, which the destination of
+/// an asynchronous copy takes as it is; `None` when absent or not an MD5.
+fn source_content_md5(headers: &reqwest::header::HeaderMap) -> Option<[u8; 16]> {
+    use base64::Engine as _;
+    let value = headers.get("content-md5")?.to_str().ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(value)
+        .ok()?;
+    bytes.try_into().ok()
 }
 
 /// `x-ms-copy-status-description` of a copy whose fetch failed.
@@ -256,6 +268,32 @@ mod tests {
             let got = check_source_conditions(&c, headers);
             assert_eq!(got.is_ok(), holds, "case {i}: {got:?}");
         }
+    }
+
+    #[test]
+    fn the_sources_content_md5_is_taken_when_it_is_one() {
+        let with = |v: &str| {
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert("content-md5", v.parse().unwrap());
+            h
+        };
+        // (headers, taken)
+        let cases = [
+            (with("XrY7u+Ae7tCTyyK7j1rNww=="), true),
+            (with("not base64!"), false),
+            (with("AAAA"), false),
+            (reqwest::header::HeaderMap::new(), false),
+        ];
+        for (headers, taken) in cases {
+            assert_eq!(source_content_md5(&headers).is_some(), taken, "{headers:?}");
+        }
+        assert_eq!(
+            source_content_md5(&with("XrY7u+Ae7tCTyyK7j1rNww==")),
+            // MD5 of "hello world".
+            Some([
+                94, 182, 59, 187, 224, 30, 238, 208, 147, 203, 34, 187, 143, 90, 205, 195
+            ])
+        );
     }
 
     #[test]

@@ -207,6 +207,10 @@ async fn a_copy_from_another_stowage_server() {
     let p = until_copy_ends(&c, &format!("/{ctr}/dst")).await;
     assert_eq!(p.header("x-ms-copy-status").as_deref(), Some("success"));
     assert_eq!(p.header("x-ms-copy-source").as_deref(), Some(url.as_str()));
+    // The destination carries the source's Content-MD5.
+    let source_md5 = src.head(&format!("/{src_ctr}/big")).send().await;
+    assert!(source_md5.header("content-md5").is_some());
+    assert_eq!(p.header("content-md5"), source_md5.header("content-md5"));
     assert_eq!(c.get(&format!("/{ctr}/dst")).send().await.body, data);
     // A missing blob there: its status and code, synchronously.
     let r = c
