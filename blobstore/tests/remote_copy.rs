@@ -14,6 +14,7 @@ fn copy_input(c: &str, b: &str, size: u64) -> RemoteCopyInput {
         account: ACCOUNT.to_owned(),
         container: container(c),
         blob: blob(b),
+        kind: CopiedType::Block,
         source_header: "http://elsewhere.test/data.bin".to_owned(),
         metadata: metadata(&[("kept", "1")]),
         content: ContentProperties {
@@ -75,6 +76,65 @@ async fn a_copy_is_pending_with_no_bytes_then_completes() {
     );
     assert_eq!(p.content.content_type.as_deref(), Some("text/csv"));
     assert_eq!(get(&store, "rcopy", "b").await, data);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_keeps_the_sources_page_or_append_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
+    create_container(&store, "rcopy").await;
+    let page = CopiedType::Page { sequence_number: 7 };
+    let append = CopiedType::Append {
+        committed_block_count: 3,
+    };
+    // (blob, type, length): small ones are inline extents, large ones files.
+    let cases = [
+        ("p-small", page, 4096),
+        ("p-large", page, 1024 * 1024),
+        ("p-empty", page, 0),
+        ("a-small", append, 1000),
+        ("a-large", append, 600_000),
+    ];
+    for (name, kind, len) in cases {
+        let data: Vec<u8> = (0..len).map(|i| (i % 253) as u8 + 1).collect();
+        let input = RemoteCopyInput {
+            kind,
+            ..copy_input("rcopy", name, len as u64)
+        };
+        let (_, job) = store.begin_remote_copy(input).await.unwrap();
+        let (p, _) = copy_of(&store, "rcopy", name).await;
+        assert_eq!((p.blob_type, p.size), (kind.blob_type(), 0), "{name}");
+        let bytes = store
+            .write_copied_bytes(body(&data), len as u64, None)
+            .await
+            .unwrap();
+        assert!(store.complete_remote_copy(&job, bytes).await.unwrap());
+        let (p, copy) = copy_of(&store, "rcopy", name).await;
+        assert_eq!(copy.status_str(), "success", "{name}");
+        assert_eq!(
+            (p.blob_type, p.size),
+            (kind.blob_type(), len as u64),
+            "{name}"
+        );
+        assert_eq!(get(&store, "rcopy", name).await, data, "{name}");
+        match kind {
+            CopiedType::Page { .. } => {
+                assert_eq!(p.page.map(|pp| pp.sequence_number), Some(7), "{name}");
+            }
+            _ => assert_eq!(p.committed_block_count, Some(3), "{name}"),
+        }
+    }
+    // An existing destination of another type is refused.
+    put(&store, "rcopy", "block", b"x").await;
+    let input = RemoteCopyInput {
+        kind: page,
+        ..copy_input("rcopy", "block", 512)
+    };
+    let refused = store.begin_remote_copy(input).await;
+    assert!(
+        matches!(refused, Err(Error::InvalidBlobType)),
+        "{refused:?}"
+    );
 }
 
 /// Every file under the store's extents (staging files included).

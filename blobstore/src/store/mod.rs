@@ -59,7 +59,9 @@ pub use pages::{
     CreatePageBlobInput, GetPageRangesInput, GetPageRangesOutput, PageRangeItem, PageWrite,
     PutPageInput, PutPageOutput, SetPageBlobPropertiesInput, SetPageBlobPropertiesOutput,
 };
-pub use remote_copy::{CopiedBytes, CopyJob, INTERRUPTED_COPY, RemoteCopyInput, copy_progress};
+pub use remote_copy::{
+    CopiedBytes, CopiedType, CopyJob, INTERRUPTED_COPY, RemoteCopyInput, copy_progress,
+};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 pub use tags::{
     FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobTagsInput, SetBlobTagsInput, TaggedBlob,

@@ -209,7 +209,7 @@ fn check_page_write(
 
 /// Makes `range` of blob `blob_id` read as `new` (or zeros), and records
 /// the extents nothing reads any more as garbage.
-fn rewrite(
+pub(super) fn rewrite(
     conn: &rusqlite::Connection,
     blob_id: i64,
     range: Range<u64>,

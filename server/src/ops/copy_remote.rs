@@ -9,11 +9,14 @@ use std::time::Duration;
 use actix_web::HttpResponse;
 use futures::{StreamExt, TryStreamExt};
 use stowage_blobstore::conditions::{self, ConditionFailure, Current};
-use stowage_blobstore::{ByteRange, ConditionKind, Conditions, CopyJob, RemoteCopyInput, Store};
+use stowage_blobstore::{
+    ByteRange, ConditionKind, Conditions, CopiedType, CopyJob, RemoteCopyInput, Store,
+};
 
 use crate::error::ApiError;
 use crate::fetch::{
-    Fetcher, Opened, source_content, source_etag, source_last_modified, source_metadata,
+    Fetcher, Opened, source_content, source_etag, source_kind, source_last_modified,
+    source_metadata,
 };
 use crate::request::RequestContext;
 use crate::response;
@@ -103,6 +106,13 @@ pub(crate) async fn copy_blob_from_remote(
         account,
         container,
         blob,
+        // Copy Blob From URL copies block blobs only; Copy Blob keeps the
+        // source's type.
+        kind: if sync {
+            CopiedType::Block
+        } else {
+            source_kind(&opened.headers, opened.length)
+        },
         source_header: header.to_owned(),
         metadata: metadata.unwrap_or_else(|| source_metadata(&opened.headers)),
         content: source_content(&opened.headers),
