@@ -260,3 +260,108 @@ async fn a_restart_ends_a_pending_copy_failed() {
         .await;
     r.assert_error(409, "NoPendingCopyOperation");
 }
+
+#[tokio::test]
+async fn a_copy_from_another_stowage_keeps_a_page_or_append_blob_type() {
+    let source_server = TestServer::start().await;
+    let src = source_server.client();
+    let src_ctr = unique("pub");
+    let r = src
+        .put(&format!("/{src_ctr}?restype=container"))
+        .header("x-ms-blob-public-access", "blob")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    // A page blob of 4 pages, the second written, sequence number 5.
+    let r = src
+        .put(&format!("/{src_ctr}/pages"))
+        .header("x-ms-blob-type", "PageBlob")
+        .header("x-ms-blob-content-length", "2048")
+        .header("x-ms-blob-sequence-number", "5")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = src
+        .put(&format!("/{src_ctr}/pages?comp=page"))
+        .header("x-ms-page-write", "update")
+        .header("x-ms-range", "bytes=512-1023")
+        .body(vec![7u8; 512])
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    // An append blob of two blocks.
+    let r = src
+        .put(&format!("/{src_ctr}/log"))
+        .header("x-ms-blob-type", "AppendBlob")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    for block in [&b"one,"[..], b"two"] {
+        let r = src
+            .put(&format!("/{src_ctr}/log?comp=appendblock"))
+            .body(block.to_vec())
+            .send()
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text());
+    }
+
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    let copy = |blob: &'static str, dest: &'static str| {
+        let url = format!("{}/{ACCOUNT}/{src_ctr}/{blob}", source_server.base);
+        let c = c.clone();
+        let path = format!("/{ctr}/{dest}");
+        async move {
+            let r = c.put(&path).header("x-ms-copy-source", &url).send().await;
+            assert_eq!(r.status, 202, "{}", r.text());
+            let p = until_copy_ends(&c, &path).await;
+            assert_eq!(p.header("x-ms-copy-status").as_deref(), Some("success"));
+            p
+        }
+    };
+    let p = copy("pages", "pages-copy").await;
+    assert_eq!(p.header("x-ms-blob-type").as_deref(), Some("PageBlob"));
+    assert_eq!(p.header("x-ms-blob-sequence-number").as_deref(), Some("5"));
+    assert_eq!(p.header("content-length").as_deref(), Some("2048"));
+    let mut want = vec![0u8; 2048];
+    want[512..1024].fill(7);
+    assert_eq!(c.get(&format!("/{ctr}/pages-copy")).send().await.body, want);
+    // A page blob: Put Page works on it.
+    let r = c
+        .put(&format!("/{ctr}/pages-copy?comp=page"))
+        .header("x-ms-page-write", "update")
+        .header("x-ms-range", "bytes=0-511")
+        .body(vec![1u8; 512])
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+
+    let p = copy("log", "log-copy").await;
+    assert_eq!(p.header("x-ms-blob-type").as_deref(), Some("AppendBlob"));
+    assert_eq!(
+        p.header("x-ms-blob-committed-block-count").as_deref(),
+        Some("2")
+    );
+    let r = c
+        .put(&format!("/{ctr}/log-copy?comp=appendblock"))
+        .body(b",three".to_vec())
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(
+        c.get(&format!("/{ctr}/log-copy")).send().await.body,
+        &b"one,two,three"[..]
+    );
+
+    // An existing destination of another type: 409 InvalidBlobType.
+    c.put_blob(&ctr, "block", b"x").await;
+    let r = c
+        .put(&format!("/{ctr}/block"))
+        .header(
+            "x-ms-copy-source",
+            &format!("{}/{ACCOUNT}/{src_ctr}/pages", source_server.base),
+        )
+        .send()
+        .await;
+    r.assert_error(409, "InvalidBlobType");
+}
