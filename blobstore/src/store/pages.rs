@@ -19,8 +19,8 @@ use crate::meta::{self, BlobRow, NewBlob, PageRow};
 use crate::pages::map::{self, Change, Run};
 use crate::pages::{SequenceNumberAction, check_sequence};
 use crate::{
-    BlobName, BlobType, ContainerName, ContentProperties, Error, PageProperties, PutBlobInput,
-    Result, TierRecord, Versioned,
+    BlobName, BlobType, ContainerName, ContentProperties, CopyStatus, Error, PageProperties,
+    PutBlobInput, Result, TierRecord, Versioned,
 };
 
 /// Input of Put Blob for a page blob.
@@ -199,6 +199,13 @@ fn check_page_write(
     let page = require_page_blob(conn, row)?;
     if page.incremental_copy {
         return Err(Error::OperationNotAllowedOnIncrementalCopyBlob);
+    }
+    if row
+        .copy
+        .as_ref()
+        .is_some_and(|c| c.status == CopyStatus::Pending)
+    {
+        return Err(Error::PendingCopyOperation);
     }
     if input.range.end > row.size {
         return Err(Error::InvalidPageRange);

@@ -16,6 +16,8 @@ enum Answer {
     Body(&'static [u8]),
     /// `200` declaring 1 MiB, sends 1 KiB, then holds the connection open.
     Stall,
+    /// As `Stall`, the answer naming this `x-ms-blob-type`.
+    StallAs(&'static str),
 }
 
 /// A one-route HTTP source on loopback; returns its base URL and the head
@@ -53,8 +55,13 @@ async fn raw_source(answer: Answer) -> (String, Arc<Mutex<Vec<String>>>) {
                         let _ = socket.write_all(head.as_bytes()).await;
                         let _ = socket.write_all(body).await;
                     }
-                    Answer::Stall => {
-                        let head = "HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n";
+                    Answer::Stall | Answer::StallAs(_) => {
+                        let kind = match answer {
+                            Answer::StallAs(kind) => format!("x-ms-blob-type: {kind}\r\n"),
+                            _ => String::new(),
+                        };
+                        let head =
+                            format!("HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n{kind}\r\n");
                         let _ = socket.write_all(head.as_bytes()).await;
                         let _ = socket.write_all(&[7u8; 1024]).await;
                         // Held until the fetcher lets go (abort, restart).
@@ -364,4 +371,37 @@ async fn a_copy_from_another_stowage_keeps_a_page_or_append_blob_type() {
         .send()
         .await;
     r.assert_error(409, "InvalidBlobType");
+}
+
+#[tokio::test]
+async fn page_and_append_writes_to_a_pending_copy_are_refused() {
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    for (kind, write) in [("AppendBlob", "appendblock"), ("PageBlob", "page")] {
+        let (base, _) = raw_source(Answer::StallAs(kind)).await;
+        let path = format!("/{ctr}/{kind}");
+        let r = c
+            .put(&path)
+            .header("x-ms-copy-source", &format!("{base}/slow"))
+            .send()
+            .await;
+        assert_eq!(r.status, 202, "{}", r.text());
+        until_progress(&c, &path, "1024/1048576").await;
+        let p = c.head(&path).send().await;
+        assert_eq!(p.header("x-ms-blob-type").as_deref(), Some(kind));
+        let mut w = c.put(&format!("{path}?comp={write}")).body(vec![1u8; 512]);
+        if write == "page" {
+            w = w
+                .header("x-ms-page-write", "update")
+                .header("x-ms-range", "bytes=0-511");
+        }
+        w.send().await.assert_error(409, "PendingCopyOperation");
+        let id = p.header("x-ms-copy-id").unwrap();
+        let r = c
+            .put(&format!("{path}?comp=copy&copyid={id}"))
+            .header("x-ms-copy-action", "abort")
+            .send()
+            .await;
+        assert_eq!(r.status, 204, "{}", r.text());
+    }
 }
