@@ -15,7 +15,6 @@
 //! refuses direct IO gets ordinary writes.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -177,9 +176,11 @@ fn write_buffers(
         .to_string_lossy()
         .into_owned();
     let staging = Staging(dir.join(format!("{name}#copy")));
-    let mut file = open_direct(&staging.0)?;
+    let file = open_direct(&staging.0)?;
+    let mut offset = 0u64;
     while let Some(buffer) = buffers.blocking_recv() {
-        write_out(&mut file, buffer.bytes())?;
+        write_out(&file, offset, buffer.bytes())?;
+        offset += buffer.len as u64;
         // Gone only when the receiving side stopped.
         let _ = give_back.blocking_send(buffer);
     }
@@ -220,21 +221,23 @@ fn open_direct(path: &Path) -> std::io::Result<File> {
     }
 }
 
-/// Writes `bytes` at the end of `file`: the whole blocks directly, a last
+/// Writes `bytes` at `offset` of `file`: the whole blocks directly, a last
 /// partial block (the file's tail) as an ordinary write, since direct IO
 /// writes whole blocks only. A file system that refuses a direct write
-/// gets it as an ordinary one.
-fn write_out(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+/// gets it again as an ordinary one, at the same offset (so bytes a
+/// refused write left behind are written over with the same bytes).
+fn write_out(file: &File, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
     let whole = bytes.len() / ALIGN * ALIGN;
-    let direct = rustix::fs::fcntl_getfl(&*file)?.contains(OFlags::DIRECT);
+    let direct = rustix::fs::fcntl_getfl(file)?.contains(OFlags::DIRECT);
     if direct && whole > 0 {
-        match file.write_all(&bytes[..whole]) {
+        match file.write_all_at(&bytes[..whole], offset) {
             Ok(()) => {
                 if whole == bytes.len() {
                     return Ok(());
                 }
                 ordinary_writes(file)?;
-                return file.write_all(&bytes[whole..]);
+                return file.write_all_at(&bytes[whole..], offset + whole as u64);
             }
             Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {}
             Err(e) => return Err(e),
@@ -243,7 +246,7 @@ fn write_out(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     if direct {
         ordinary_writes(file)?;
     }
-    file.write_all(bytes)
+    file.write_all_at(bytes, offset)
 }
 
 /// Turns direct IO off for `file`; it stays off (a tail is the last write).
@@ -322,13 +325,17 @@ mod tests {
     fn a_tail_that_is_not_whole_blocks_is_written_after_the_blocks() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
-        let mut file = open_direct(&path).unwrap();
+        let file = open_direct(&path).unwrap();
         let mut a = Aligned::new();
         let data: Vec<u8> = (0..ALIGN * 3 + 10).map(|i| (i % 7) as u8).collect();
         assert_eq!(a.fill(&data), data.len());
         assert_eq!(a.bytes().as_ptr().align_offset(ALIGN), 0);
-        write_out(&mut file, a.bytes()).unwrap();
+        write_out(&file, 0, a.bytes()).unwrap();
+        // Direct IO is off after a tail; the next write is ordinary.
+        write_out(&file, data.len() as u64, b"end").unwrap();
         drop(file);
-        assert!(std::fs::read(&path).unwrap() == data);
+        let mut want = data.clone();
+        want.extend_from_slice(b"end");
+        assert!(std::fs::read(&path).unwrap() == want);
     }
 }
