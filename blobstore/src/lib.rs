@@ -69,22 +69,23 @@ pub use model::{
 pub use names::{BlobName, ContainerName, NameError};
 pub use observe::{MetadataCall, ObjectCall, StoreObserver};
 pub use ranges::ByteRange;
+pub use store::CopiedType;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
-    CopiedBytes, CopiedType, CopyBlobInput, CopyBlobOutput, CopyJob, CopySource,
-    CreateContainerInput, CreatePageBlobInput, DEFAULT_REHYDRATE_DELAY, DeleteBlobInput,
-    DeleteContainerInput, DeleteSnapshots, FindBlobsByTagsInput, FindBlobsByTagsOutput,
-    GetBlobInput, GetBlobOutput, GetBlobTagsInput, GetBlockListInput, GetBlockListOutput,
-    GetPageRangesInput, GetPageRangesOutput, INTERRUPTED_COPY, ImportBlobInput,
-    ImportContainerInput, ImportPart, IncrementalCopyBlobInput, IncrementalCopyBlobOutput,
-    LeaseBlobInput, LeaseContainerInput, LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS,
-    MAX_UNCOMMITTED_BLOCKS, PageRangeItem, PageWrite, PutBlobInput, PutBlobOutput, PutBlockInput,
-    PutBlockListInput, PutBlockOutput, PutPageInput, PutPageOutput, RemoteCopyInput,
-    RestoreContainerInput, SealAppendBlobInput, SetBlobExpiryInput, SetBlobMetadataInput,
-    SetBlobPropertiesInput, SetBlobTagsInput, SetBlobTierInput, SetContainerAclInput,
-    SetContainerMetadataInput, SetPageBlobPropertiesInput, SetPageBlobPropertiesOutput,
-    SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store, StoreConfig, TaggedBlob,
-    UNCOMMITTED_BLOCK_LIFETIME, UndeleteBlobInput, Versioning, copy_progress, is_find_marker,
+    CopiedBytes, CopyBlobInput, CopyBlobOutput, CopyJob, CopySource, CreateContainerInput,
+    CreatePageBlobInput, DEFAULT_REHYDRATE_DELAY, DeleteBlobInput, DeleteContainerInput,
+    DeleteSnapshots, FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobInput, GetBlobOutput,
+    GetBlobTagsInput, GetBlockListInput, GetBlockListOutput, GetPageRangesInput,
+    GetPageRangesOutput, INTERRUPTED_COPY, ImportBlobInput, ImportContainerInput, ImportPart,
+    IncrementalCopyBlobInput, IncrementalCopyBlobOutput, LeaseBlobInput, LeaseContainerInput,
+    LeaseOutput, MAX_APPENDED_BLOCKS, MAX_COMMITTED_BLOCKS, MAX_UNCOMMITTED_BLOCKS, PageRangeItem,
+    PageWrite, PutBlobInput, PutBlobOutput, PutBlockInput, PutBlockListInput, PutBlockOutput,
+    PutPageInput, PutPageOutput, RemoteCopyInput, RestoreContainerInput, SealAppendBlobInput,
+    SetBlobExpiryInput, SetBlobMetadataInput, SetBlobPropertiesInput, SetBlobTagsInput,
+    SetBlobTierInput, SetContainerAclInput, SetContainerMetadataInput, SetPageBlobPropertiesInput,
+    SetPageBlobPropertiesOutput, SnapshotBlobInput, SnapshotBlobOutput, SourceAccess, Store,
+    StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, UndeleteBlobInput, Versioning,
+    copy_progress, is_find_marker,
 };
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};
