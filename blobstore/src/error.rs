@@ -38,6 +38,9 @@ pub enum Error {
         /// True for the uncommitted-block limit.
         uncommitted: bool,
     },
+    /// A page or append write to the destination of a pending copy.
+    #[error("There is currently a pending copy operation.")]
+    PendingCopyOperation,
     /// Abort Copy Blob when no copy is pending.
     #[error("There is currently no pending copy operation.")]
     NoPendingCopyOperation,

@@ -122,6 +122,10 @@ pub(crate) struct Extents {
     space: Arc<Space>,
     /// Told how long each object-store call takes.
     observer: Option<Arc<dyn StoreObserver>>,
+    /// Set when the store is the server's own `LocalFileSystem` under
+    /// this root: large copies are then written straight into its files
+    /// (see [`Extents::write_copy`]); whether to fsync them.
+    direct: Option<(std::path::PathBuf, bool)>,
 }
 
 impl Extents {
@@ -135,7 +139,16 @@ impl Extents {
             local_root,
             space,
             observer: None,
+            direct: None,
         }
+    }
+
+    /// Lets [`Extents::write_copy`] write large copies straight into the
+    /// files under `root`, where the store's `LocalFileSystem` keeps them
+    /// (fsynced when `fsync`, as the store's own writes).
+    pub(crate) fn with_direct_files(mut self, root: std::path::PathBuf, fsync: bool) -> Extents {
+        self.direct = Some((root, fsync));
+        self
     }
 
     /// Reports the duration of every object-store call to `observer`: the
@@ -345,6 +358,54 @@ impl Extents {
             len,
             md5,
             crc64: crc64.finish(),
+            inline: None,
+        })
+    }
+
+    /// Streams the bytes of a copy from another host into a new extent.
+    ///
+    /// With `known_md5` (the source's `Content-MD5`, which the copy's
+    /// destination takes as it is, as the service's copies do) a large
+    /// copy is neither hashed nor cut into parts: it goes straight into
+    /// its file through [`crate::file_writer`], at the speed of the
+    /// network or the disk, whichever is slower. Without it, or on a
+    /// store that is not the local one, it is written as a request body
+    /// (MD5 computed).
+    pub(crate) async fn write_copy<S>(
+        &self,
+        body: S,
+        declared: u64,
+        known_md5: Option<[u8; 16]>,
+    ) -> Result<WrittenExtent>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        let (Some(md5), Some((root, fsync)), true) =
+            (known_md5, &self.direct, declared > PART_SIZE as u64)
+        else {
+            let mut written = self.write(body, declared).await?;
+            if let Some(md5) = known_md5 {
+                written.md5 = md5;
+            }
+            return Ok(written);
+        };
+        self.space.admit().await?;
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let dest =
+            local_file(root, &id).ok_or_else(|| Error::Io(std::io::Error::other("extent id")))?;
+        let out = self
+            .timed(
+                ObjectCall::CompleteMultipart,
+                crate::file_writer::write_file(dest, body, declared, *fsync),
+            )
+            .await;
+        self.space.observe(out)?;
+        Ok(WrittenExtent {
+            id: Some(id),
+            len: declared,
+            md5,
+            // Not kept for a copy: the destination has no CRC64 of its own.
+            crc64: 0,
             inline: None,
         })
     }

@@ -31,6 +31,7 @@ mod error;
 mod etag;
 mod expiry;
 mod extents;
+mod file_writer;
 mod gc;
 mod hashing;
 mod listing;
@@ -68,6 +69,7 @@ pub use model::{
 pub use names::{BlobName, ContainerName, NameError};
 pub use observe::{MetadataCall, ObjectCall, StoreObserver};
 pub use ranges::ByteRange;
+pub use store::CopiedType;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
     CopiedBytes, CopyBlobInput, CopyBlobOutput, CopyJob, CopySource, CreateContainerInput,

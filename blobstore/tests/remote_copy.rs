@@ -14,6 +14,7 @@ fn copy_input(c: &str, b: &str, size: u64) -> RemoteCopyInput {
         account: ACCOUNT.to_owned(),
         container: container(c),
         blob: blob(b),
+        kind: CopiedType::Block,
         source_header: "http://elsewhere.test/data.bin".to_owned(),
         metadata: metadata(&[("kept", "1")]),
         content: ContentProperties {
@@ -61,7 +62,7 @@ async fn a_copy_is_pending_with_no_bytes_then_completes() {
     );
 
     let bytes = store
-        .write_copied_bytes(body(&data), data.len() as u64)
+        .write_copied_bytes(body(&data), data.len() as u64, None)
         .await
         .unwrap();
     assert!(store.complete_remote_copy(&job, bytes).await.unwrap());
@@ -78,6 +79,128 @@ async fn a_copy_is_pending_with_no_bytes_then_completes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_keeps_the_sources_page_or_append_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
+    create_container(&store, "rcopy").await;
+    let page = CopiedType::Page { sequence_number: 7 };
+    let append = CopiedType::Append {
+        committed_block_count: 3,
+    };
+    // (blob, type, length): small ones are inline extents, large ones files.
+    let cases = [
+        ("p-small", page, 4096),
+        ("p-large", page, 1024 * 1024),
+        ("p-empty", page, 0),
+        ("a-small", append, 1000),
+        ("a-large", append, 600_000),
+    ];
+    for (name, kind, len) in cases {
+        let data: Vec<u8> = (0..len).map(|i| (i % 253) as u8 + 1).collect();
+        let input = RemoteCopyInput {
+            kind,
+            ..copy_input("rcopy", name, len as u64)
+        };
+        let (_, job) = store.begin_remote_copy(input).await.unwrap();
+        let (p, _) = copy_of(&store, "rcopy", name).await;
+        assert_eq!((p.blob_type, p.size), (kind.blob_type(), 0), "{name}");
+        let bytes = store
+            .write_copied_bytes(body(&data), len as u64, None)
+            .await
+            .unwrap();
+        assert!(store.complete_remote_copy(&job, bytes).await.unwrap());
+        let (p, copy) = copy_of(&store, "rcopy", name).await;
+        assert_eq!(copy.status_str(), "success", "{name}");
+        assert_eq!(
+            (p.blob_type, p.size),
+            (kind.blob_type(), len as u64),
+            "{name}"
+        );
+        assert_eq!(get(&store, "rcopy", name).await, data, "{name}");
+        match kind {
+            CopiedType::Page { .. } => {
+                assert_eq!(p.page.map(|pp| pp.sequence_number), Some(7), "{name}");
+            }
+            _ => assert_eq!(p.committed_block_count, Some(3), "{name}"),
+        }
+    }
+    // An existing destination of another type is refused.
+    put(&store, "rcopy", "block", b"x").await;
+    let input = RemoteCopyInput {
+        kind: page,
+        ..copy_input("rcopy", "block", 512)
+    };
+    let refused = store.begin_remote_copy(input).await;
+    assert!(
+        matches!(refused, Err(Error::InvalidBlobType)),
+        "{refused:?}"
+    );
+}
+
+/// Every file under the store's extents (staging files included).
+fn extent_files(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(extent_files(&e.path()));
+        } else if e.path().components().any(|c| c.as_os_str() == "extents") {
+            out.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_copy_takes_the_sources_md5_and_leaves_nothing_when_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
+    create_container(&store, "rcopy").await;
+    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let len = data.len() as u64;
+    // The source's Content-MD5 is taken as it is, not computed.
+    let source_md5 = [9u8; 16];
+    let (_, job) = store
+        .begin_remote_copy(copy_input("rcopy", "b", len))
+        .await
+        .unwrap();
+    let chunks = data
+        .chunks(70_000)
+        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)));
+    let bytes = store
+        .write_copied_bytes(futures::stream::iter(chunks), len, Some(source_md5))
+        .await
+        .unwrap();
+    assert_eq!(bytes.md5(), source_md5);
+    assert!(store.complete_remote_copy(&job, bytes).await.unwrap());
+    let (p, copy) = copy_of(&store, "rcopy", "b").await;
+    assert_eq!((p.size, copy.status_str()), (len, "success"));
+    assert_eq!(p.content.content_md5.as_deref(), Some(&source_md5[..]));
+    assert_eq!(get(&store, "rcopy", "b").await, data);
+    let before = extent_files(dir.path());
+    assert_eq!(before.len(), 1, "{before:?}");
+
+    // A body that breaks off leaves no file, not even a staging one.
+    let (_, job) = store
+        .begin_remote_copy(copy_input("rcopy", "c", len))
+        .await
+        .unwrap();
+    let cut = data[..2_000_000]
+        .chunks(70_000)
+        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+        .chain([Err(std::io::Error::other("reset"))]);
+    let failed = store
+        .write_copied_bytes(futures::stream::iter(cut), len, Some(source_md5))
+        .await;
+    assert!(matches!(failed, Err(Error::Body(_))), "{failed:?}");
+    store
+        .fail_remote_copy(&job, "cut".to_owned())
+        .await
+        .unwrap();
+    assert_eq!(extent_files(dir.path()), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_copy_keeps_no_bytes_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
@@ -86,7 +209,7 @@ async fn a_failed_copy_keeps_no_bytes_and_says_why() {
         .begin_remote_copy(copy_input("rcopy", "b", 10))
         .await
         .unwrap();
-    let short = store.write_copied_bytes(body(b"12345"), 10).await;
+    let short = store.write_copied_bytes(body(b"12345"), 10, None).await;
     assert!(matches!(short, Err(Error::BodyLengthMismatch { .. })));
     store
         .fail_remote_copy(&job, "500 InternalError \"cut\"".to_owned())
@@ -130,7 +253,10 @@ async fn abort_needs_the_pending_copys_id_and_drops_late_bytes() {
         "{again:?}"
     );
     // Bytes that arrive after the abort are not kept.
-    let bytes = store.write_copied_bytes(body(b"abc"), 3).await.unwrap();
+    let bytes = store
+        .write_copied_bytes(body(b"abc"), 3, None)
+        .await
+        .unwrap();
     assert!(!store.complete_remote_copy(&job, bytes).await.unwrap());
     assert_eq!(
         copy_of(&store, "rcopy", "b").await.1.status_str(),
@@ -149,7 +275,10 @@ async fn a_write_over_a_pending_copy_ends_it() {
         .unwrap();
     put(&store, "rcopy", "b", b"mine").await;
     assert!(!store.record_copy_progress(&job, 1).await.unwrap());
-    let bytes = store.write_copied_bytes(body(b"abc"), 3).await.unwrap();
+    let bytes = store
+        .write_copied_bytes(body(b"abc"), 3, None)
+        .await
+        .unwrap();
     assert!(!store.complete_remote_copy(&job, bytes).await.unwrap());
     assert_eq!(get(&store, "rcopy", "b").await, b"mine");
 }

@@ -509,6 +509,11 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
                 "The committed block count cannot exceed the maximum limit of 50,000 blocks."
             },
         ),
+        StoreError::PendingCopyOperation => answer(
+            409,
+            "PendingCopyOperation",
+            "There is currently a pending copy operation.",
+        ),
         StoreError::NoPendingCopyOperation => answer(
             409,
             "NoPendingCopyOperation",

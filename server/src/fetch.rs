@@ -20,7 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
-use stowage_blobstore::{ByteRange, ContentProperties, Metadata};
+use stowage_blobstore::{ByteRange, ContentProperties, CopiedType, Metadata};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -282,6 +282,25 @@ pub(crate) fn source_metadata(headers: &reqwest::header::HeaderMap) -> Metadata 
     Metadata::from_pairs(pairs).unwrap_or_default()
 }
 
+/// The type an asynchronous copy's destination takes: the source's
+/// `x-ms-blob-type`, with the sequence number of a page blob and the
+/// committed block count of an append blob; a block blob when the answer
+/// names no type (any HTTP server), another one, or a page blob whose
+/// length is not whole pages.
+pub(crate) fn source_kind(headers: &reqwest::header::HeaderMap, length: u64) -> CopiedType {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let number = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    match get("x-ms-blob-type") {
+        Some("PageBlob") if length.is_multiple_of(512) => CopiedType::Page {
+            sequence_number: number("x-ms-blob-sequence-number"),
+        },
+        Some("AppendBlob") => CopiedType::Append {
+            committed_block_count: number("x-ms-blob-committed-block-count"),
+        },
+        _ => CopiedType::Block,
+    }
+}
+
 /// The source's ETag (unquoted), for the source conditions.
 pub(crate) fn source_etag(headers: &reqwest::header::HeaderMap) -> Option<String> {
     let etag = headers.get("etag")?.to_str().ok()?;
@@ -369,6 +388,62 @@ mod tests {
         assert_eq!(source_etag(&h).as_deref(), Some("weak"));
         h.remove("last-modified");
         assert_eq!(source_last_modified(&h), None);
+    }
+
+    #[test]
+    fn the_destination_takes_the_sources_blob_type() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut h = reqwest::header::HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, v.parse().unwrap());
+            }
+            h
+        };
+        let cases = [
+            (headers(&[]), 1000, CopiedType::Block),
+            (
+                headers(&[("x-ms-blob-type", "BlockBlob")]),
+                1000,
+                CopiedType::Block,
+            ),
+            (
+                headers(&[("x-ms-blob-type", "Other")]),
+                1000,
+                CopiedType::Block,
+            ),
+            (
+                headers(&[
+                    ("x-ms-blob-type", "PageBlob"),
+                    ("x-ms-blob-sequence-number", "7"),
+                ]),
+                1024,
+                CopiedType::Page { sequence_number: 7 },
+            ),
+            (
+                headers(&[("x-ms-blob-type", "PageBlob")]),
+                0,
+                CopiedType::Page { sequence_number: 0 },
+            ),
+            // Not whole pages: not a page blob.
+            (
+                headers(&[("x-ms-blob-type", "PageBlob")]),
+                1000,
+                CopiedType::Block,
+            ),
+            (
+                headers(&[
+                    ("x-ms-blob-type", "AppendBlob"),
+                    ("x-ms-blob-committed-block-count", "3"),
+                ]),
+                1000,
+                CopiedType::Append {
+                    committed_block_count: 3,
+                },
+            ),
+        ];
+        for (i, (h, length, want)) in cases.into_iter().enumerate() {
+            assert_eq!(source_kind(&h, length), want, "case {i}");
+        }
     }
 
     /// A one-answer HTTP server on loopback: `head` then `body`, and the

@@ -183,6 +183,56 @@ def test_copy_from_another_stowage_server_is_pending_then_success(container, sou
     assert dst.download_blob().readall() == data
 
 
+def test_the_destination_carries_the_sources_content_md5(container, source_container):
+    # The service copies Content-MD5 with the same value; it does not
+    # compute one. A source whose stored MD5 is not its bytes' shows it.
+    data = os.urandom(1024 * 1024)
+    src = source_container.get_blob_client("src")
+    src.upload_blob(data)
+    stated = hashlib.md5(b"not the bytes").digest()
+    src.set_http_headers(ContentSettings(content_type="application/x-test", content_md5=stated))
+    dst = container.get_blob_client("dst")
+    dst.start_copy_from_url(sas_url(src))
+    props = wait_for_end(dst)
+    assert props.copy.status == "success"
+    assert bytes(props.content_settings.content_md5) == stated
+    assert dst.download_blob().readall() == data
+
+
+def test_a_page_or_append_blob_source_keeps_its_type(container, source_container):
+    pages = source_container.get_blob_client("pages")
+    pages.create_page_blob(size=4096, sequence_number=9)
+    pages.upload_page(b"\x05" * 512, offset=1024, length=512)
+    dst = container.get_blob_client("pages-copy")
+    dst.start_copy_from_url(sas_url(pages))
+    props = wait_for_end(dst)
+    assert props.copy.status == "success"
+    assert (props.blob_type, props.size, props.page_blob_sequence_number) == ("PageBlob", 4096, 9)
+    want = bytearray(4096)
+    want[1024:1536] = b"\x05" * 512
+    assert dst.download_blob().readall() == bytes(want)
+    dst.upload_page(b"\x01" * 512, offset=0, length=512)
+
+    log = source_container.get_blob_client("log")
+    log.create_append_blob()
+    for block in (b"one,", b"two"):
+        log.append_block(block)
+    dst = container.get_blob_client("log-copy")
+    dst.start_copy_from_url(sas_url(log))
+    props = wait_for_end(dst)
+    assert props.copy.status == "success"
+    assert (props.blob_type, props.append_blob_committed_block_count) == ("AppendBlob", 2)
+    dst.append_block(b",three")
+    assert dst.download_blob().readall() == b"one,two,three"
+
+    # A destination of another type: 409 InvalidBlobType.
+    block = container.get_blob_client("block")
+    block.upload_blob(b"x")
+    with pytest.raises(HttpResponseError) as e:
+        block.start_copy_from_url(sas_url(pages))
+    assert (e.value.status_code, e.value.error_code) == (409, "InvalidBlobType")
+
+
 def test_copy_with_metadata_keeps_the_requests(container, source_container):
     src = source_container.get_blob_client("src")
     src.upload_blob(b"abc", metadata={"origin": "other"})

@@ -11,7 +11,7 @@ use super::blobs::{lease_after_write, require_committed};
 use crate::conditions::{self, AppendConditions, ConditionKind, Conditions, Current};
 use crate::extents::WrittenExtent;
 use crate::meta::{self, BlobRow, ExtentRef};
-use crate::{BlobName, BlobType, ContainerName, Error, Result, Versioned};
+use crate::{BlobName, BlobType, ContainerName, CopyStatus, Error, Result, Versioned};
 
 /// The most blocks an append blob takes.
 pub const MAX_APPENDED_BLOCKS: u64 = 50_000;
@@ -91,6 +91,13 @@ fn check_append(
     }
     if row.sealed {
         return Err(Error::BlobIsSealed);
+    }
+    if row
+        .copy
+        .as_ref()
+        .is_some_and(|c| c.status == CopyStatus::Pending)
+    {
+        return Err(Error::PendingCopyOperation);
     }
     if row.committed_block_count.unwrap_or(0) >= MAX_APPENDED_BLOCKS {
         return Err(Error::BlockCountExceedsLimit { uncommitted: false });

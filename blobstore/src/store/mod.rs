@@ -59,7 +59,9 @@ pub use pages::{
     CreatePageBlobInput, GetPageRangesInput, GetPageRangesOutput, PageRangeItem, PageWrite,
     PutPageInput, PutPageOutput, SetPageBlobPropertiesInput, SetPageBlobPropertiesOutput,
 };
-pub use remote_copy::{CopiedBytes, CopyJob, INTERRUPTED_COPY, RemoteCopyInput, copy_progress};
+pub use remote_copy::{
+    CopiedBytes, CopiedType, CopyJob, INTERRUPTED_COPY, RemoteCopyInput, copy_progress,
+};
 pub use snapshots::{SnapshotBlobInput, SnapshotBlobOutput};
 pub use tags::{
     FindBlobsByTagsInput, FindBlobsByTagsOutput, GetBlobTagsInput, SetBlobTagsInput, TaggedBlob,
@@ -207,12 +209,13 @@ impl Store {
         clock: Arc<dyn Clock>,
         objects: Option<Arc<dyn ObjectStore>>,
     ) -> Result<Store> {
-        let (db, objects, local_root, space): (Db, Arc<dyn ObjectStore>, _, _) =
+        let (db, objects, local_root, direct, space): (Db, Arc<dyn ObjectStore>, _, _, _) =
             match &config.location {
                 Some(dir) => {
                     let objects_dir = Self::objects_dir(dir)?;
                     let space = Arc::new(Space::open(dir, config.disk_reserve, clock.clone())?);
                     let db = Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?;
+                    let direct = objects.is_none();
                     let objects = match objects {
                         Some(o) => o,
                         None => Arc::new(
@@ -220,13 +223,15 @@ impl Store {
                                 .with_fsync(config.fsync),
                         ),
                     };
-                    (db, objects, Some(objects_dir), space)
+                    let direct = direct.then(|| (objects_dir.clone(), config.fsync));
+                    (db, objects, Some(objects_dir), direct, space)
                 }
                 None => {
                     let space = Arc::new(Space::none(clock.clone()));
                     (
                         Db::open(None, space.clone())?,
                         objects.unwrap_or_else(|| Arc::new(object_store::memory::InMemory::new())),
+                        None,
                         None,
                         space,
                     )
@@ -237,8 +242,14 @@ impl Store {
         let store = Store {
             inner: Arc::new(Inner {
                 db,
-                extents: Extents::new(objects, local_root, space.clone())
-                    .with_observer(config.observer.clone()),
+                extents: {
+                    let extents = Extents::new(objects, local_root, space.clone())
+                        .with_observer(config.observer.clone());
+                    match direct {
+                        Some((root, fsync)) => extents.with_direct_files(root, fsync),
+                        None => extents,
+                    }
+                },
                 clock,
                 etags: EtagGenerator::new(highest.as_deref()),
                 pins: Arc::new(Pins::default()),

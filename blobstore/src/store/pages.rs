@@ -19,8 +19,8 @@ use crate::meta::{self, BlobRow, NewBlob, PageRow};
 use crate::pages::map::{self, Change, Run};
 use crate::pages::{SequenceNumberAction, check_sequence};
 use crate::{
-    BlobName, BlobType, ContainerName, ContentProperties, Error, PageProperties, PutBlobInput,
-    Result, TierRecord, Versioned,
+    BlobName, BlobType, ContainerName, ContentProperties, CopyStatus, Error, PageProperties,
+    PutBlobInput, Result, TierRecord, Versioned,
 };
 
 /// Input of Put Blob for a page blob.
@@ -200,6 +200,13 @@ fn check_page_write(
     if page.incremental_copy {
         return Err(Error::OperationNotAllowedOnIncrementalCopyBlob);
     }
+    if row
+        .copy
+        .as_ref()
+        .is_some_and(|c| c.status == CopyStatus::Pending)
+    {
+        return Err(Error::PendingCopyOperation);
+    }
     if input.range.end > row.size {
         return Err(Error::InvalidPageRange);
     }
@@ -222,7 +229,7 @@ fn clear_id(etag: &crate::Etag) -> u64 {
 
 /// Makes `range` of blob `blob_id` read as `new` (or zeros), and records
 /// the extents nothing reads any more as garbage.
-fn rewrite(
+pub(super) fn rewrite(
     conn: &rusqlite::Connection,
     blob_id: i64,
     range: Range<u64>,

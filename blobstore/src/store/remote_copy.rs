@@ -21,7 +21,8 @@ use super::Store;
 use super::blobs::lease_after_write;
 use crate::conditions::{self, ConditionKind, Conditions, Current};
 use crate::extents::WrittenExtent;
-use crate::meta::{self, BlobRow, ExtentRef, NewBlob};
+use crate::meta::{self, BlobRow, ExtentRef, NewBlob, PageRow};
+use crate::pages::map::Run;
 use crate::{
     AccessTier, BlobName, BlobType, ContainerName, ContentProperties, CopyBlobOutput,
     CopyProperties, CopyStatus, Error, Metadata, Result, TierRecord, Versioned,
@@ -37,8 +38,11 @@ pub struct RemoteCopyInput {
     pub account: String,
     /// The destination container.
     pub container: ContainerName,
-    /// The destination blob (always a block blob).
+    /// The destination blob.
     pub blob: BlobName,
+    /// The destination's type: the source's (an asynchronous copy), else
+    /// a block blob.
+    pub kind: CopiedType,
     /// `x-ms-copy-source` exactly as sent (recorded on the destination).
     pub source_header: String,
     /// The destination's metadata (the request's, else the source's).
@@ -61,11 +65,42 @@ pub struct RemoteCopyInput {
     pub expected_md5: Option<[u8; 16]>,
 }
 
+/// The type of a copy's destination, with what that type carries over
+/// from the source.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CopiedType {
+    /// A block blob (every copy whose source is not a page or append blob).
+    #[default]
+    Block,
+    /// A page blob with the source's sequence number.
+    Page {
+        /// `x-ms-blob-sequence-number` of the source.
+        sequence_number: u64,
+    },
+    /// An append blob with the source's committed block count.
+    Append {
+        /// `x-ms-blob-committed-block-count` of the source.
+        committed_block_count: u64,
+    },
+}
+
+impl CopiedType {
+    /// The destination's blob type.
+    pub fn blob_type(self) -> BlobType {
+        match self {
+            CopiedType::Block => BlobType::BlockBlob,
+            CopiedType::Page { .. } => BlobType::PageBlob,
+            CopiedType::Append { .. } => BlobType::AppendBlob,
+        }
+    }
+}
+
 /// A pending copy from another host, as [`Store::begin_remote_copy`]
 /// started it.
 #[derive(Clone, Debug)]
 pub struct CopyJob {
     blob_id: i64,
+    kind: CopiedType,
     /// The copy id (`x-ms-copy-id`).
     pub copy_id: String,
     /// The number of bytes the copy expects.
@@ -126,6 +161,13 @@ impl Store {
                     new_blob(&input, dest.as_ref(), lease, version.clone(), content, copy);
                 let keeping = store.keeping(tx, &input.account)?;
                 let blob_id = write_row(tx, cid, dest, &mut new, &input.tags, keeping, now)?;
+                if let CopiedType::Page { sequence_number } = input.kind {
+                    let page = PageRow {
+                        sequence_number,
+                        ..PageRow::default()
+                    };
+                    meta::put_page_row(tx, blob_id, &page)?;
+                }
                 Ok((
                     CopyBlobOutput {
                         version,
@@ -136,6 +178,7 @@ impl Store {
                     },
                     CopyJob {
                         blob_id,
+                        kind: input.kind,
                         copy_id,
                         size: input.size,
                     },
@@ -145,14 +188,27 @@ impl Store {
     }
 
     /// Streams a copy's bytes (exactly `size` of them) into a new extent.
+    /// With `source_md5` (the `Content-MD5` of the source's answer) the
+    /// destination takes that MD5, as the service's copies do, and the
+    /// bytes are not hashed; without it their MD5 is computed.
     ///
     /// # Errors
     /// The body failed or had another length (`BodyLengthMismatch`); IO.
-    pub async fn write_copied_bytes<S>(&self, body: S, size: u64) -> Result<CopiedBytes>
+    pub async fn write_copied_bytes<S>(
+        &self,
+        body: S,
+        size: u64,
+        source_md5: Option<[u8; 16]>,
+    ) -> Result<CopiedBytes>
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
-        Ok(CopiedBytes(self.inner.extents.write(body, size).await?))
+        let written = self
+            .inner
+            .extents
+            .write_copy(body, size, source_md5)
+            .await?;
+        Ok(CopiedBytes(written))
     }
 
     /// Records how many bytes of `job` are fetched. Returns false when the
@@ -178,7 +234,7 @@ impl Store {
     pub async fn complete_remote_copy(&self, job: &CopyJob, bytes: CopiedBytes) -> Result<bool> {
         let now = self.now();
         let store = self.clone();
-        let (id, copy_id) = (job.blob_id, job.copy_id.clone());
+        let (id, copy_id, kind) = (job.blob_id, job.copy_id.clone(), job.kind);
         let written = bytes.0;
         let (extent, inline) = (written.id.clone(), written.inline.clone());
         let (len, md5) = (written.len, written.md5);
@@ -199,6 +255,17 @@ impl Store {
                 WrittenExtent::store_inline(extent.as_deref(), inline.as_ref(), tx)?;
                 let mut content = row.content.clone();
                 content.content_md5 = Some(md5.to_vec());
+                let (extents, committed_block_count) = match kind {
+                    // A page blob's bytes are in its page map (below).
+                    CopiedType::Page { .. } => (Vec::new(), None),
+                    CopiedType::Append {
+                        committed_block_count,
+                    } => (
+                        extent_refs(extent.as_deref(), len),
+                        Some(committed_block_count),
+                    ),
+                    CopiedType::Block => (extent_refs(extent.as_deref(), len), None),
+                };
                 let new = NewBlob {
                     name: row.name.clone(),
                     snapshot: None,
@@ -212,7 +279,7 @@ impl Store {
                     creation_time: row.creation_time,
                     content,
                     metadata: row.metadata.clone(),
-                    committed_block_count: row.committed_block_count,
+                    committed_block_count,
                     sealed: row.sealed,
                     tier: row.tier,
                     copy: Some(CopyProperties {
@@ -224,12 +291,26 @@ impl Store {
                         ..copy
                     }),
                     lease: row.lease.clone(),
-                    extents: extent_refs(extent.as_deref(), len),
+                    extents,
                     // The version the copy's start made gets its bytes.
                     version_id: row.version_id.clone(),
                 };
+                // The page row goes with the replaced content: kept.
+                let page = meta::page_row(tx, row.id)?;
                 let old = meta::replace_blob(tx, row.id, &new)?;
                 meta::collect_unreferenced(tx, &old, now)?;
+                if let Some(page) = page {
+                    meta::put_page_row(tx, row.id, &page)?;
+                }
+                if let (CopiedType::Page { .. }, Some(extent)) = (kind, &extent) {
+                    let run = Run {
+                        start: 0,
+                        end: len,
+                        extent: extent.clone(),
+                        at: 0,
+                    };
+                    super::pages::rewrite(tx, row.id, 0..len, Some(run), now)?;
+                }
                 Ok(true)
             })
             .await;
@@ -385,7 +466,8 @@ fn check_destination(
     if input.lease_id.is_some() && lease.duration.is_some_and(|d| d != LeaseDuration::Infinite) {
         return Err(Error::InfiniteLeaseDurationRequired);
     }
-    if committed.is_some_and(|r| r.blob_type != BlobType::BlockBlob) {
+    // An existing destination must have the source's type.
+    if committed.is_some_and(|r| r.blob_type != input.kind.blob_type()) {
         return Err(Error::InvalidBlobType);
     }
     Ok((cid, dest, lease))
@@ -403,7 +485,7 @@ fn new_blob(
         name: input.blob.as_str().to_owned(),
         snapshot: None,
         committed: true,
-        blob_type: BlobType::BlockBlob,
+        blob_type: input.kind.blob_type(),
         size: 0,
         creation_time: dest
             .filter(|r| r.committed)
@@ -411,7 +493,10 @@ fn new_blob(
         version,
         content,
         metadata: input.metadata.clone(),
-        committed_block_count: None,
+        committed_block_count: match input.kind {
+            CopiedType::Append { .. } => Some(0),
+            _ => None,
+        },
         sealed: false,
         tier: TierRecord::written(input.access_tier),
         copy: Some(copy),

@@ -9,11 +9,14 @@ use std::time::Duration;
 use actix_web::HttpResponse;
 use futures::{StreamExt, TryStreamExt};
 use stowage_blobstore::conditions::{self, ConditionFailure, Current};
-use stowage_blobstore::{ByteRange, ConditionKind, Conditions, CopyJob, RemoteCopyInput, Store};
+use stowage_blobstore::{
+    ByteRange, ConditionKind, Conditions, CopiedType, CopyJob, RemoteCopyInput, Store,
+};
 
 use crate::error::ApiError;
 use crate::fetch::{
-    Fetcher, Opened, source_content, source_etag, source_last_modified, source_metadata,
+    Fetcher, Opened, source_content, source_etag, source_kind, source_last_modified,
+    source_metadata,
 };
 use crate::request::RequestContext;
 use crate::response;
@@ -103,6 +106,13 @@ pub(crate) async fn copy_blob_from_remote(
         account,
         container,
         blob,
+        // Copy Blob From URL copies block blobs only; Copy Blob keeps the
+        // source's type.
+        kind: if sync {
+            CopiedType::Block
+        } else {
+            source_kind(&opened.headers, opened.length)
+        },
         source_header: header.to_owned(),
         metadata: metadata.unwrap_or_else(|| source_metadata(&opened.headers)),
         content: source_content(&opened.headers),
@@ -161,7 +171,8 @@ async fn run_copy(
         .inspect_ok(move |chunk| {
             counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
         });
-    let mut write = Box::pin(store.write_copied_bytes(body, job.size));
+    let source_md5 = source_content_md5(&opened.headers);
+    let mut write = Box::pin(store.write_copied_bytes(body, job.size, source_md5));
     let mut tick = tokio::time::interval(PROGRESS_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let written = loop {
@@ -188,6 +199,17 @@ async fn run_copy(
     if let Err(e) = ended {
         tracing::error!(copy_id = %job.copy_id, "ending a copy failed: {e}");
     }
+}
+
+/// The `Content-MD5` of a source's whole answer, which the destination of
+/// an asynchronous copy takes as it is; `None` when absent or not an MD5.
+fn source_content_md5(headers: &reqwest::header::HeaderMap) -> Option<[u8; 16]> {
+    use base64::Engine as _;
+    let value = headers.get("content-md5")?.to_str().ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(value)
+        .ok()?;
+    bytes.try_into().ok()
 }
 
 /// `x-ms-copy-status-description` of a copy whose fetch failed.
@@ -256,6 +278,32 @@ mod tests {
             let got = check_source_conditions(&c, headers);
             assert_eq!(got.is_ok(), holds, "case {i}: {got:?}");
         }
+    }
+
+    #[test]
+    fn the_sources_content_md5_is_taken_when_it_is_one() {
+        let with = |v: &str| {
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert("content-md5", v.parse().unwrap());
+            h
+        };
+        // (headers, taken)
+        let cases = [
+            (with("XrY7u+Ae7tCTyyK7j1rNww=="), true),
+            (with("not base64!"), false),
+            (with("AAAA"), false),
+            (reqwest::header::HeaderMap::new(), false),
+        ];
+        for (headers, taken) in cases {
+            assert_eq!(source_content_md5(&headers).is_some(), taken, "{headers:?}");
+        }
+        assert_eq!(
+            source_content_md5(&with("XrY7u+Ae7tCTyyK7j1rNww==")),
+            // MD5 of "hello world".
+            Some([
+                94, 182, 59, 187, 224, 30, 238, 208, 147, 203, 34, 187, 143, 90, 205, 195
+            ])
+        );
     }
 
     #[test]

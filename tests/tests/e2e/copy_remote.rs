@@ -16,6 +16,8 @@ enum Answer {
     Body(&'static [u8]),
     /// `200` declaring 1 MiB, sends 1 KiB, then holds the connection open.
     Stall,
+    /// As `Stall`, the answer naming this `x-ms-blob-type`.
+    StallAs(&'static str),
 }
 
 /// A one-route HTTP source on loopback; returns its base URL and the head
@@ -53,8 +55,13 @@ async fn raw_source(answer: Answer) -> (String, Arc<Mutex<Vec<String>>>) {
                         let _ = socket.write_all(head.as_bytes()).await;
                         let _ = socket.write_all(body).await;
                     }
-                    Answer::Stall => {
-                        let head = "HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n";
+                    Answer::Stall | Answer::StallAs(_) => {
+                        let kind = match answer {
+                            Answer::StallAs(kind) => format!("x-ms-blob-type: {kind}\r\n"),
+                            _ => String::new(),
+                        };
+                        let head =
+                            format!("HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n{kind}\r\n");
                         let _ = socket.write_all(head.as_bytes()).await;
                         let _ = socket.write_all(&[7u8; 1024]).await;
                         // Held until the fetcher lets go (abort, restart).
@@ -207,6 +214,10 @@ async fn a_copy_from_another_stowage_server() {
     let p = until_copy_ends(&c, &format!("/{ctr}/dst")).await;
     assert_eq!(p.header("x-ms-copy-status").as_deref(), Some("success"));
     assert_eq!(p.header("x-ms-copy-source").as_deref(), Some(url.as_str()));
+    // The destination carries the source's Content-MD5.
+    let source_md5 = src.head(&format!("/{src_ctr}/big")).send().await;
+    assert!(source_md5.header("content-md5").is_some());
+    assert_eq!(p.header("content-md5"), source_md5.header("content-md5"));
     assert_eq!(c.get(&format!("/{ctr}/dst")).send().await.body, data);
     // A missing blob there: its status and code, synchronously.
     let r = c
@@ -255,4 +266,142 @@ async fn a_restart_ends_a_pending_copy_failed() {
         .send()
         .await;
     r.assert_error(409, "NoPendingCopyOperation");
+}
+
+#[tokio::test]
+async fn a_copy_from_another_stowage_keeps_a_page_or_append_blob_type() {
+    let source_server = TestServer::start().await;
+    let src = source_server.client();
+    let src_ctr = unique("pub");
+    let r = src
+        .put(&format!("/{src_ctr}?restype=container"))
+        .header("x-ms-blob-public-access", "blob")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    // A page blob of 4 pages, the second written, sequence number 5.
+    let r = src
+        .put(&format!("/{src_ctr}/pages"))
+        .header("x-ms-blob-type", "PageBlob")
+        .header("x-ms-blob-content-length", "2048")
+        .header("x-ms-blob-sequence-number", "5")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = src
+        .put(&format!("/{src_ctr}/pages?comp=page"))
+        .header("x-ms-page-write", "update")
+        .header("x-ms-range", "bytes=512-1023")
+        .body(vec![7u8; 512])
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    // An append blob of two blocks.
+    let r = src
+        .put(&format!("/{src_ctr}/log"))
+        .header("x-ms-blob-type", "AppendBlob")
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    for block in [&b"one,"[..], b"two"] {
+        let r = src
+            .put(&format!("/{src_ctr}/log?comp=appendblock"))
+            .body(block.to_vec())
+            .send()
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text());
+    }
+
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    let copy = |blob: &'static str, dest: &'static str| {
+        let url = format!("{}/{ACCOUNT}/{src_ctr}/{blob}", source_server.base);
+        let c = c.clone();
+        let path = format!("/{ctr}/{dest}");
+        async move {
+            let r = c.put(&path).header("x-ms-copy-source", &url).send().await;
+            assert_eq!(r.status, 202, "{}", r.text());
+            let p = until_copy_ends(&c, &path).await;
+            assert_eq!(p.header("x-ms-copy-status").as_deref(), Some("success"));
+            p
+        }
+    };
+    let p = copy("pages", "pages-copy").await;
+    assert_eq!(p.header("x-ms-blob-type").as_deref(), Some("PageBlob"));
+    assert_eq!(p.header("x-ms-blob-sequence-number").as_deref(), Some("5"));
+    assert_eq!(p.header("content-length").as_deref(), Some("2048"));
+    let mut want = vec![0u8; 2048];
+    want[512..1024].fill(7);
+    assert_eq!(c.get(&format!("/{ctr}/pages-copy")).send().await.body, want);
+    // A page blob: Put Page works on it.
+    let r = c
+        .put(&format!("/{ctr}/pages-copy?comp=page"))
+        .header("x-ms-page-write", "update")
+        .header("x-ms-range", "bytes=0-511")
+        .body(vec![1u8; 512])
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+
+    let p = copy("log", "log-copy").await;
+    assert_eq!(p.header("x-ms-blob-type").as_deref(), Some("AppendBlob"));
+    assert_eq!(
+        p.header("x-ms-blob-committed-block-count").as_deref(),
+        Some("2")
+    );
+    let r = c
+        .put(&format!("/{ctr}/log-copy?comp=appendblock"))
+        .body(b",three".to_vec())
+        .send()
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(
+        c.get(&format!("/{ctr}/log-copy")).send().await.body,
+        &b"one,two,three"[..]
+    );
+
+    // An existing destination of another type: 409 InvalidBlobType.
+    c.put_blob(&ctr, "block", b"x").await;
+    let r = c
+        .put(&format!("/{ctr}/block"))
+        .header(
+            "x-ms-copy-source",
+            &format!("{}/{ACCOUNT}/{src_ctr}/pages", source_server.base),
+        )
+        .send()
+        .await;
+    r.assert_error(409, "InvalidBlobType");
+}
+
+#[tokio::test]
+async fn page_and_append_writes_to_a_pending_copy_are_refused() {
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    for (kind, write) in [("AppendBlob", "appendblock"), ("PageBlob", "page")] {
+        let (base, _) = raw_source(Answer::StallAs(kind)).await;
+        let path = format!("/{ctr}/{kind}");
+        let r = c
+            .put(&path)
+            .header("x-ms-copy-source", &format!("{base}/slow"))
+            .send()
+            .await;
+        assert_eq!(r.status, 202, "{}", r.text());
+        until_progress(&c, &path, "1024/1048576").await;
+        let p = c.head(&path).send().await;
+        assert_eq!(p.header("x-ms-blob-type").as_deref(), Some(kind));
+        let mut w = c.put(&format!("{path}?comp={write}")).body(vec![1u8; 512]);
+        if write == "page" {
+            w = w
+                .header("x-ms-page-write", "update")
+                .header("x-ms-range", "bytes=0-511");
+        }
+        w.send().await.assert_error(409, "PendingCopyOperation");
+        let id = p.header("x-ms-copy-id").unwrap();
+        let r = c
+            .put(&format!("{path}?comp=copy&copyid={id}"))
+            .header("x-ms-copy-action", "abort")
+            .send()
+            .await;
+        assert_eq!(r.status, 204, "{}", r.text());
+    }
 }
