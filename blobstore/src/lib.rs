@@ -38,6 +38,7 @@ mod meta;
 mod metadata;
 mod model;
 mod names;
+pub mod objects;
 mod observe;
 pub mod pages;
 mod pins;
@@ -66,6 +67,7 @@ pub use model::{
     Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
+pub use objects::{ObjectsLocation, ObjectsUrlError};
 pub use observe::{MetadataCall, ObjectCall, StoreObserver};
 pub use ranges::ByteRange;
 pub use store::{

@@ -4,7 +4,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use stowage_blobstore::{ManualClock, Store, StoreConfig};
+use stowage_blobstore::{ManualClock, ObjectsLocation, Store, StoreConfig};
 use stowage_server::observe::{AccessLogFormat, LogSinks, Metrics, log_dispatch};
 use stowage_server::{Accounts, AppState, Observe};
 
@@ -26,6 +26,27 @@ pub struct TestServer {
     /// `http://127.0.0.1:<port>/metrics` of a [`TestServer::start_observed`]
     /// server.
     pub metrics_url: Option<String>,
+}
+
+/// The environment variable that moves the extents of the servers the
+/// tests start into another object store: an `--objects` URL
+/// (`s3://BUCKET?endpoint=…` or `file:///dir`); each server gets a prefix of
+/// its own in it (docs/cluster.md#testing-a-cluster).
+pub const TEST_OBJECTS_ENV: &str = "STOWAGE_TEST_OBJECTS";
+
+/// `config` with its extents where [`TEST_OBJECTS_ENV`] says, if it is set.
+fn with_test_objects(config: StoreConfig) -> StoreConfig {
+    let Ok(url) = std::env::var(TEST_OBJECTS_ENV) else {
+        return config;
+    };
+    if config.objects.is_remote() {
+        return config;
+    }
+    let location: ObjectsLocation = url
+        .parse()
+        .unwrap_or_else(|e| panic!("{TEST_OBJECTS_ENV}: {e}"));
+    let prefix = uuid::Uuid::new_v4().simple().to_string();
+    config.with_objects(location.with_prefix(&prefix))
 }
 
 /// The instant every test clock starts at: Tue, 03 Sep 2024 10:15:07 GMT.
@@ -147,6 +168,10 @@ impl TestServer {
         product_style_urls: bool,
         loose: bool,
     ) -> TestServer {
+        let config = match objects {
+            Some(_) => config,
+            None => with_test_objects(config),
+        };
         let store = Store::open_with(config.clone(), clock.clone(), objects)
             .await
             .expect("open store");

@@ -29,6 +29,7 @@ use stowage_leases::{Clock, LeaseProperties, LeaseRecord};
 use crate::etag::EtagGenerator;
 use crate::extents::Extents;
 use crate::meta::{self, BlobRow, ContainerRow, Db};
+use crate::objects::ObjectsLocation;
 use crate::observe::StoreObserver;
 use crate::pins::Pins;
 use crate::space::Space;
@@ -72,6 +73,10 @@ pub use versions::{UndeleteBlobInput, Versioning};
 pub(crate) const DATABASE_FILE: &str = "metadata.sqlite";
 /// The directory of the object store (the extents) in a data directory.
 pub(crate) const OBJECTS_DIR: &str = "objects";
+/// Written in a data directory whose extents are elsewhere (`--objects`):
+/// names where, so that the admin commands refuse instead of reporting
+/// every extent missing.
+pub(crate) const OBJECTS_ELSEWHERE_FILE: &str = "objects-location";
 
 /// Where and how the store keeps its data; built once from the server's flags.
 #[derive(Clone, Debug)]
@@ -93,6 +98,13 @@ pub struct StoreConfig {
     pub versioning: Versioning,
     /// Told how long each metadata and object-store call takes.
     pub observer: Option<Arc<dyn StoreObserver>>,
+    /// Where the extents live (`--objects`; docs/cluster.md#object-stores).
+    pub objects: ObjectsLocation,
+    /// TEST ONLY, a deliberately broken build: Put Blob evaluates its
+    /// conditions in a read of its own and commits without them, so two
+    /// writers can both pass the same `If-Match`. The history test shows
+    /// that its checker catches this (docs/cluster.md#testing-a-cluster).
+    pub fault_conditions_outside_transaction: bool,
 }
 
 /// The default [`StoreConfig::rehydrate_delay`].
@@ -113,6 +125,8 @@ impl StoreConfig {
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
             versioning: Versioning::default(),
             observer: None,
+            objects: ObjectsLocation::DataDir,
+            fault_conditions_outside_transaction: false,
         }
     }
 
@@ -126,6 +140,8 @@ impl StoreConfig {
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
             versioning: Versioning::default(),
             observer: None,
+            objects: ObjectsLocation::DataDir,
+            fault_conditions_outside_transaction: false,
         }
     }
 
@@ -150,6 +166,18 @@ impl StoreConfig {
     /// Reports the duration of every backend call to `observer`.
     pub fn with_observer(mut self, observer: Arc<dyn StoreObserver>) -> StoreConfig {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Keeps the extents in `objects` instead of the data directory.
+    pub fn with_objects(mut self, objects: ObjectsLocation) -> StoreConfig {
+        self.objects = objects;
+        self
+    }
+
+    /// TEST ONLY: see [`StoreConfig::fault_conditions_outside_transaction`].
+    pub fn with_fault_conditions_outside_transaction(mut self) -> StoreConfig {
+        self.fault_conditions_outside_transaction = true;
         self
     }
 
@@ -207,31 +235,40 @@ impl Store {
         clock: Arc<dyn Clock>,
         objects: Option<Arc<dyn ObjectStore>>,
     ) -> Result<Store> {
-        let (db, objects, local_root, space): (Db, Arc<dyn ObjectStore>, _, _) =
-            match &config.location {
-                Some(dir) => {
-                    let objects_dir = Self::objects_dir(dir)?;
-                    let space = Arc::new(Space::open(dir, config.disk_reserve, clock.clone())?);
-                    let db = Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?;
-                    let objects = match objects {
-                        Some(o) => o,
-                        None => Arc::new(
+        let remote = config.objects.build(config.fsync)?;
+        let (db, objects, local_root, space): (Db, Arc<dyn ObjectStore>, _, _) = match &config
+            .location
+        {
+            Some(dir) => {
+                let objects_dir = Self::objects_dir(dir)?;
+                Self::mark_objects_elsewhere(dir, &config.objects)?;
+                let space = Arc::new(Space::open(dir, config.disk_reserve, clock.clone())?);
+                let db = Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?;
+                match (objects, remote) {
+                    (Some(o), _) => (db, o, Some(objects_dir), space),
+                    // Staging files in a remote store are not this
+                    // node's to sweep: another node may be writing them.
+                    (None, Some(o)) => (db, o, None, space),
+                    (None, None) => {
+                        let local =
                             object_store::local::LocalFileSystem::new_with_prefix(&objects_dir)?
-                                .with_fsync(config.fsync),
-                        ),
-                    };
-                    (db, objects, Some(objects_dir), space)
+                                .with_fsync(config.fsync);
+                        (db, Arc::new(local), Some(objects_dir), space)
+                    }
                 }
-                None => {
-                    let space = Arc::new(Space::none(clock.clone()));
-                    (
-                        Db::open(None, space.clone())?,
-                        objects.unwrap_or_else(|| Arc::new(object_store::memory::InMemory::new())),
-                        None,
-                        space,
-                    )
-                }
-            };
+            }
+            None => {
+                let space = Arc::new(Space::none(clock.clone()));
+                (
+                    Db::open(None, space.clone())?,
+                    objects
+                        .or(remote)
+                        .unwrap_or_else(|| Arc::new(object_store::memory::InMemory::new())),
+                    None,
+                    space,
+                )
+            }
+        };
         let db = db.with_observer(config.observer.clone());
         let highest = db.call(meta::highest_etag).await?;
         let store = Store {
@@ -250,6 +287,21 @@ impl Store {
         store.sweep_orphans().await?;
         store.fail_interrupted_copies().await?;
         Ok(store)
+    }
+
+    /// Records in data directory `dir` where its extents are when that is
+    /// not `objects/` in it, and removes the record when it is.
+    fn mark_objects_elsewhere(dir: &std::path::Path, objects: &ObjectsLocation) -> Result<()> {
+        let marker = dir.join(OBJECTS_ELSEWHERE_FILE);
+        if objects.is_remote() {
+            std::fs::write(&marker, format!("{objects}\n"))?;
+        } else {
+            match std::fs::remove_file(&marker) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn now(&self) -> SystemTime {
