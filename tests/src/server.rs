@@ -345,7 +345,7 @@ impl TestServer {
     /// extents kept in the metadata database (on-disk servers only).
     pub fn extents(&self) -> Vec<(String, u64)> {
         let data = self.data_dir();
-        let mut out = Vec::new();
+        let mut out = self.remote_extents();
         if let Ok(fanout) = std::fs::read_dir(data.join("objects/extents")) {
             for dir in fanout {
                 for file in std::fs::read_dir(dir.expect("fan-out entry").path())
@@ -373,6 +373,40 @@ impl TestServer {
         out.extend(rows.map(|r| r.expect("inline extent row")));
         out.sort();
         out
+    }
+
+    /// The extents in the object store of a server whose extents are
+    /// elsewhere ([`TEST_OBJECTS_ENV`]), listed through that store on a
+    /// thread and runtime of their own (the caller may be async).
+    fn remote_extents(&self) -> Vec<(String, u64)> {
+        use futures::StreamExt;
+        if !self.config.objects.is_remote() {
+            return Vec::new();
+        }
+        let objects = self.config.objects.clone();
+        std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("runtime");
+                    runtime.block_on(async {
+                        let store = objects.build(false).expect("object store").expect("remote");
+                        let prefix = object_store::path::Path::from("extents");
+                        let mut listing = store.list(Some(&prefix));
+                        let mut out = Vec::new();
+                        while let Some(meta) = listing.next().await {
+                            let meta = meta.expect("listing the extents");
+                            let name = meta.location.filename().expect("extent name").to_owned();
+                            out.push((name, meta.size));
+                        }
+                        out
+                    })
+                })
+                .join()
+                .expect("listing thread")
+        })
     }
 
     /// Stops the server and starts a new one on the same data directory and
