@@ -39,7 +39,7 @@ fn with_test_objects(config: StoreConfig) -> StoreConfig {
     let Ok(url) = std::env::var(TEST_OBJECTS_ENV) else {
         return config;
     };
-    if config.objects.is_remote() {
+    if config.objects.is_remote() || config.location.is_none() {
         return config;
     }
     let location: ObjectsLocation = url
