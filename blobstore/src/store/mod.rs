@@ -275,6 +275,10 @@ impl Store {
             inner: Arc::new(Inner {
                 db,
                 extents: Extents::new(objects, local_root, space.clone())
+                    .with_part_size(match config.objects {
+                        ObjectsLocation::S3 { .. } => crate::extents::S3_PART_SIZE,
+                        _ => crate::extents::PART_SIZE,
+                    })
                     .with_observer(config.observer.clone()),
                 clock,
                 etags: EtagGenerator::new(highest.as_deref()),
