@@ -31,7 +31,10 @@ use crate::{Error, Result};
 /// with 512 KiB parts and two in flight, 50 MiB with these, at the same
 /// speed). `LocalFileSystem` writes each part at its offset in one staging
 /// file, so small parts cost a write call each, nothing more.
-const PART_SIZE: usize = 256 * 1024;
+pub(crate) const PART_SIZE: usize = 256 * 1024;
+/// The part size for S3: its multipart uploads refuse parts under 5 MiB
+/// (all but the last), so bodies up to this size go in one `put` there.
+pub(crate) const S3_PART_SIZE: usize = 5 * 1024 * 1024;
 /// Parts in flight at once for one upload.
 const PARTS_IN_FLIGHT: usize = 1;
 /// Bodies up to this size are not written to the object store: their bytes
@@ -126,6 +129,9 @@ pub(crate) struct Extents {
     /// this root: large copies are then written straight into its files
     /// (see [`Extents::write_copy`]); whether to fsync them.
     direct: Option<(std::path::PathBuf, bool)>,
+    /// Bodies up to this size are written with one `put`, larger ones in
+    /// parts of this size ([`PART_SIZE`], or [`S3_PART_SIZE`] for S3).
+    part_size: usize,
 }
 
 impl Extents {
@@ -140,6 +146,7 @@ impl Extents {
             space,
             observer: None,
             direct: None,
+            part_size: PART_SIZE,
         }
     }
 
@@ -148,6 +155,12 @@ impl Extents {
     /// (fsynced when `fsync`, as the store's own writes).
     pub(crate) fn with_direct_files(mut self, root: std::path::PathBuf, fsync: bool) -> Extents {
         self.direct = Some((root, fsync));
+        self
+    }
+
+    /// Sets the part size of multipart uploads (see [`S3_PART_SIZE`]).
+    pub(crate) fn with_part_size(mut self, part_size: usize) -> Extents {
+        self.part_size = part_size;
         self
     }
 
@@ -248,7 +261,7 @@ impl Extents {
         }
 
         let uuid = uuid::Uuid::new_v4().simple();
-        if declared <= PART_SIZE as u64 {
+        if declared <= self.part_size as u64 {
             let mut buf = BytesMut::with_capacity(declared as usize);
             while let Some(chunk) = body.next().await {
                 let chunk = chunk.map_err(Error::Body)?;
@@ -303,7 +316,7 @@ impl Extents {
         let id = uuid.to_string();
         let md5 = {
             let upload = self.store.put_multipart(&Self::path(&id)).await?;
-            let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
+            let mut writer = WriteMultipart::new_with_chunk_size(upload, self.part_size);
             let mut hash = BodyMd5::new(declared);
             let outcome: Result<BodyMd5> = async {
                 while let Some(chunk) = body.next().await {

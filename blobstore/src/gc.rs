@@ -176,6 +176,15 @@ impl Store {
     /// request is served, so no upload can be in flight.
     pub(crate) async fn sweep_orphans(&self) -> Result<usize> {
         let inner = &self.inner;
+        if inner.config.objects.is_remote() {
+            // Other nodes share these objects: an extent unknown to this
+            // node's metadata may be theirs, or an upload still in flight.
+            tracing::info!(
+                objects = %inner.config.objects,
+                "no orphan sweep at start: the object store is shared"
+            );
+            return Ok(0);
+        }
         let staging = inner.extents.sweep_staging()?;
         if staging > 0 {
             tracing::info!(

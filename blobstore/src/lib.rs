@@ -39,6 +39,7 @@ mod meta;
 mod metadata;
 mod model;
 mod names;
+pub mod objects;
 mod observe;
 pub mod pages;
 mod pins;
@@ -67,6 +68,7 @@ pub use model::{
     Versioned,
 };
 pub use names::{BlobName, ContainerName, NameError};
+pub use objects::{ObjectsLocation, ObjectsUrlError};
 pub use observe::{MetadataCall, ObjectCall, StoreObserver};
 pub use ranges::ByteRange;
 pub use store::CopiedType;

@@ -14,7 +14,8 @@ use futures::StreamExt;
 use stowage_blobstore::{
     BlobType, ByteRange, ConditionFailure, Conditions, ContentProperties, CreateContainerInput,
     DeleteContainerInput, Error, EtagMatch, ListBlobsInput, ListContainersInput, ListingMarker,
-    ManualClock, Metadata, SetBlobMetadataInput, SetBlobPropertiesInput, Store, StoreConfig,
+    ManualClock, Metadata, ObjectsLocation, SetBlobMetadataInput, SetBlobPropertiesInput, Store,
+    StoreConfig,
 };
 
 mod support;
@@ -40,6 +41,94 @@ async fn engine_suite_in_memory() {
         .await
         .unwrap();
     suite(&store, &clock).await;
+}
+
+/// Metadata in a SQLite file, extents in another directory (`--objects
+/// file:///shared/dir`, a directory several nodes can share).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_suite_on_sqlite_file_and_a_shared_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let config = StoreConfig::at(dir.path().join("data"))
+        .with_objects(ObjectsLocation::Shared(dir.path().join("shared")));
+    let store = Store::open(config, clock.clone()).await.unwrap();
+    suite(&store, &clock).await;
+}
+
+/// Metadata in a SQLite file, extents in the object store that
+/// `STOWAGE_TEST_OBJECTS` names (an `s3://…?endpoint=…` URL: scripts/test
+/// starts a Garage cluster for it); without it there is nothing to test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_suite_on_sqlite_file_and_the_test_object_store() {
+    let Some(objects) = test_objects() else {
+        eprintln!("STOWAGE_TEST_OBJECTS is not set: no object store to test against");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let config = StoreConfig::at(dir.path().join("data")).with_objects(objects);
+    let store = Store::open(config, clock.clone()).await.unwrap();
+    suite(&store, &clock).await;
+}
+
+/// A restart over remote extents keeps every blob, inline or not, and
+/// leaves the data directory's own `objects/` empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_over_remote_extents_keeps_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut locations = vec![ObjectsLocation::Shared(dir.path().join("shared"))];
+    locations.extend(test_objects());
+    for (n, objects) in locations.into_iter().enumerate() {
+        let data = dir.path().join(format!("data{n}"));
+        let clock = Arc::new(ManualClock::new(epoch()));
+        let config = StoreConfig::at(&data).with_objects(objects.clone());
+        let store = Store::open(config.clone(), clock.clone()).await.unwrap();
+        create_container(&store, "eng-remote").await;
+        // Inline, one put, and a multipart upload (in 256 KiB parts on a
+        // directory, in S3's 5 MiB minimum parts on S3).
+        let sizes = [10, 100 * 1024, 700 * 1024, 11 * 1024 * 1024];
+        for size in sizes {
+            put(&store, "eng-remote", &format!("b{size}"), &pattern(size)).await;
+        }
+        drop(store);
+        let store = Store::open(config, clock.clone()).await.unwrap();
+        for size in sizes {
+            let got = get(&store, "eng-remote", &format!("b{size}")).await;
+            assert!(got == pattern(size), "{objects}: b{size} changed");
+        }
+        let local = std::fs::read_dir(data.join("objects")).unwrap().count();
+        assert_eq!(local, 0, "{objects}: extents written to the data directory");
+        // The admin commands refuse a data directory without its extents.
+        let err = stowage_blobstore::admin::check(&data, false, &stowage_blobstore::admin::Quiet)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not in the data directory"), "{err}");
+    }
+    let shared = walk_files(&dir.path().join("shared"));
+    assert_eq!(
+        shared, 3,
+        "the three large blobs' extents are in the shared directory"
+    );
+}
+
+fn test_objects() -> Option<ObjectsLocation> {
+    let url = std::env::var("STOWAGE_TEST_OBJECTS").ok()?;
+    let location: ObjectsLocation = url.parse().expect("STOWAGE_TEST_OBJECTS");
+    Some(location.with_prefix(&format!("engine-{}", std::process::id())))
+}
+
+fn walk_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                walk_files(&e.path())
+            } else {
+                1
+            }
+        })
+        .sum()
 }
 
 /// On disk only: reopening sweeps extents no metadata references (what a

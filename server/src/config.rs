@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use stowage_blobstore::{DEFAULT_REHYDRATE_DELAY, StoreConfig, Versioning};
+use stowage_blobstore::{DEFAULT_REHYDRATE_DELAY, ObjectsLocation, StoreConfig, Versioning};
 
 use crate::accounts::{Accounts, AccountsError};
 use crate::fetch::{DEFAULT_MAX_COPIES, FetchConfig};
@@ -127,6 +127,11 @@ pub struct Config {
         value_parser = parse_versioning_accounts
     )]
     pub blob_versioning_accounts: Option<VersioningAccounts>,
+    /// Keep blob bytes outside `--location`: `s3://BUCKET?endpoint=URL`
+    /// (credentials and region from the AWS_* variables) or
+    /// `file:///shared/dir` (docs/cluster.md#object-stores).
+    #[arg(long = "objects", env = "STOWAGE_OBJECTS", value_name = "URL")]
+    pub objects: Option<ObjectsLocation>,
     /// Emulator flags Stowage accepts without acting on them (one warning
     /// line each at start-up; see [`Config::ignored_flags`]).
     #[command(flatten)]
@@ -287,6 +292,7 @@ impl Config {
                 all: self.blob_versioning,
                 accounts: self.blob_versioning_accounts.clone().unwrap_or_default().0,
             })
+            .with_objects(self.objects.clone().unwrap_or_default())
     }
 
     /// The fetcher configuration these flags describe.
@@ -403,6 +409,28 @@ mod tests {
         assert_eq!(c.blob_port, 10000);
         assert_eq!(c.location, PathBuf::from("./stowage-data"));
         assert!(!c.in_memory_persistence);
+    }
+
+    #[test]
+    fn objects_url_is_parsed_or_refused() {
+        let c = Config::try_parse_from([
+            "stowage-server",
+            "--objects",
+            "s3://bucket?endpoint=http://127.0.0.1:3900",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.store_config().objects.to_string(),
+            "s3://bucket?endpoint=http://127.0.0.1:3900"
+        );
+        let c = Config::try_parse_from(["stowage-server", "--objects", "file:///shared"]).unwrap();
+        assert_eq!(
+            c.store_config().objects,
+            ObjectsLocation::Shared("/shared".into())
+        );
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        assert_eq!(c.store_config().objects, ObjectsLocation::DataDir);
+        assert!(Config::try_parse_from(["stowage-server", "--objects", "gs://b"]).is_err());
     }
 
     #[test]

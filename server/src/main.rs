@@ -115,6 +115,10 @@ fn main() -> anyhow::Result<()> {
         (None, None) => None,
         _ => anyhow::bail!("--cert and --key go together"),
     };
+    if config.in_memory_persistence && config.objects.is_some() {
+        // The metadata would vanish with the process and leave the bytes.
+        anyhow::bail!("--objects needs a data directory: not with --inMemoryPersistence");
+    }
     let accounts = config.accounts()?;
     let oauth = config.oauth_enabled().map_err(anyhow::Error::msg)?;
     for warning in config.ignored_flags() {

@@ -6,6 +6,7 @@
 //! verifier, so that each checks the other.
 
 mod client;
+pub mod linearizability;
 mod server;
 mod signing;
 
@@ -15,7 +16,7 @@ pub use client::{Client, Request, Response, VERSION};
 pub fn client_version() -> &'static str {
     VERSION
 }
-pub use server::{TestServer, epoch};
+pub use server::{TEST_OBJECTS_ENV, TestServer, epoch};
 pub use signing::{
     account_sas, blob_sas, container_sas, shared_key_signature, string_to_sign, string_to_sign_for,
 };

@@ -4,7 +4,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use stowage_blobstore::{ManualClock, Store, StoreConfig};
+use stowage_blobstore::{ManualClock, ObjectsLocation, Store, StoreConfig};
 use stowage_server::observe::{AccessLogFormat, LogSinks, Metrics, log_dispatch};
 use stowage_server::{Accounts, AppState, Observe};
 
@@ -26,6 +26,27 @@ pub struct TestServer {
     /// `http://127.0.0.1:<port>/metrics` of a [`TestServer::start_observed`]
     /// server.
     pub metrics_url: Option<String>,
+}
+
+/// The environment variable that moves the extents of the servers the
+/// tests start into another object store: an `--objects` URL
+/// (`s3://BUCKET?endpoint=…` or `file:///dir`); each server gets a prefix of
+/// its own in it (docs/cluster.md#testing-a-cluster).
+pub const TEST_OBJECTS_ENV: &str = "STOWAGE_TEST_OBJECTS";
+
+/// `config` with its extents where [`TEST_OBJECTS_ENV`] says, if it is set.
+fn with_test_objects(config: StoreConfig) -> StoreConfig {
+    let Ok(url) = std::env::var(TEST_OBJECTS_ENV) else {
+        return config;
+    };
+    if config.objects.is_remote() || config.location.is_none() {
+        return config;
+    }
+    let location: ObjectsLocation = url
+        .parse()
+        .unwrap_or_else(|e| panic!("{TEST_OBJECTS_ENV}: {e}"));
+    let prefix = uuid::Uuid::new_v4().simple().to_string();
+    config.with_objects(location.with_prefix(&prefix))
 }
 
 /// The instant every test clock starts at: Tue, 03 Sep 2024 10:15:07 GMT.
@@ -164,6 +185,10 @@ impl TestServer {
         product_style_urls: bool,
         loose: bool,
     ) -> TestServer {
+        let config = match objects {
+            Some(_) => config,
+            None => with_test_objects(config),
+        };
         let store = Store::open_with(config.clone(), clock.clone(), objects)
             .await
             .expect("open store");
@@ -337,7 +362,7 @@ impl TestServer {
     /// extents kept in the metadata database (on-disk servers only).
     pub fn extents(&self) -> Vec<(String, u64)> {
         let data = self.data_dir();
-        let mut out = Vec::new();
+        let mut out = self.remote_extents();
         if let Ok(fanout) = std::fs::read_dir(data.join("objects/extents")) {
             for dir in fanout {
                 for file in std::fs::read_dir(dir.expect("fan-out entry").path())
@@ -365,6 +390,40 @@ impl TestServer {
         out.extend(rows.map(|r| r.expect("inline extent row")));
         out.sort();
         out
+    }
+
+    /// The extents in the object store of a server whose extents are
+    /// elsewhere ([`TEST_OBJECTS_ENV`]), listed through that store on a
+    /// thread and runtime of their own (the caller may be async).
+    fn remote_extents(&self) -> Vec<(String, u64)> {
+        use futures::StreamExt;
+        if !self.config.objects.is_remote() {
+            return Vec::new();
+        }
+        let objects = self.config.objects.clone();
+        std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .expect("runtime");
+                    runtime.block_on(async {
+                        let store = objects.build(false).expect("object store").expect("remote");
+                        let prefix = object_store::path::Path::from("extents");
+                        let mut listing = store.list(Some(&prefix));
+                        let mut out = Vec::new();
+                        while let Some(meta) = listing.next().await {
+                            let meta = meta.expect("listing the extents");
+                            let name = meta.location.filename().expect("extent name").to_owned();
+                            out.push((name, meta.size));
+                        }
+                        out
+                    })
+                })
+                .join()
+                .expect("listing thread")
+        })
     }
 
     /// Stops the server and starts a new one on the same data directory and

@@ -25,6 +25,7 @@ mod e2e {
     mod from_url;
     mod full_disk;
     mod gc;
+    mod history;
     mod hostile;
     mod leases;
     mod listing;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub use backup::{BackupReport, RestoreReport, backup, restore};
 pub use check::{CheckReport, Problem, check};
 
-use crate::store::{DATABASE_FILE, OBJECTS_DIR};
+use crate::store::{DATABASE_FILE, OBJECTS_DIR, OBJECTS_ELSEWHERE_FILE};
 
 /// Where long work reports how far it is; the server shows a progress bar
 /// on a terminal and plain lines otherwise.
@@ -59,6 +59,17 @@ fn open_database(dir: &Path, write: bool) -> crate::Result<rusqlite::Connection>
             "{} is not a Stowage data directory (no {})",
             dir.display(),
             DATABASE_FILE
+        )));
+    }
+    // These commands read the extents as files under the data directory;
+    // extents kept elsewhere (`--objects`) are that store's to check and
+    // back up (docs/cluster.md#object-stores).
+    if let Ok(location) = std::fs::read_to_string(dir.join(OBJECTS_ELSEWHERE_FILE)) {
+        return Err(crate::Error::Internal(format!(
+            "the extents of {} are in {}, not in the data directory: check, backup and \
+             restore work only on a data directory that holds its extents",
+            dir.display(),
+            location.trim()
         )));
     }
     let flags = if write {

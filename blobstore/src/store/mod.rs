@@ -29,6 +29,7 @@ use stowage_leases::{Clock, LeaseProperties, LeaseRecord};
 use crate::etag::EtagGenerator;
 use crate::extents::Extents;
 use crate::meta::{self, BlobRow, ContainerRow, Db};
+use crate::objects::ObjectsLocation;
 use crate::observe::StoreObserver;
 use crate::pins::Pins;
 use crate::space::Space;
@@ -74,6 +75,10 @@ pub use versions::{UndeleteBlobInput, Versioning};
 pub(crate) const DATABASE_FILE: &str = "metadata.sqlite";
 /// The directory of the object store (the extents) in a data directory.
 pub(crate) const OBJECTS_DIR: &str = "objects";
+/// Written in a data directory whose extents are elsewhere (`--objects`):
+/// names where, so that the admin commands refuse instead of reporting
+/// every extent missing.
+pub(crate) const OBJECTS_ELSEWHERE_FILE: &str = "objects-location";
 
 /// Where and how the store keeps its data; built once from the server's flags.
 #[derive(Clone, Debug)]
@@ -95,6 +100,13 @@ pub struct StoreConfig {
     pub versioning: Versioning,
     /// Told how long each metadata and object-store call takes.
     pub observer: Option<Arc<dyn StoreObserver>>,
+    /// Where the extents live (`--objects`; docs/cluster.md#object-stores).
+    pub objects: ObjectsLocation,
+    /// TEST ONLY, a deliberately broken build: Put Blob evaluates its
+    /// conditions in a read of its own and commits without them, so two
+    /// writers can both pass the same `If-Match`. The history test shows
+    /// that its checker catches this (docs/cluster.md#testing-a-cluster).
+    pub fault_conditions_outside_transaction: bool,
 }
 
 /// The default [`StoreConfig::rehydrate_delay`].
@@ -115,6 +127,8 @@ impl StoreConfig {
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
             versioning: Versioning::default(),
             observer: None,
+            objects: ObjectsLocation::DataDir,
+            fault_conditions_outside_transaction: false,
         }
     }
 
@@ -128,6 +142,8 @@ impl StoreConfig {
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
             versioning: Versioning::default(),
             observer: None,
+            objects: ObjectsLocation::DataDir,
+            fault_conditions_outside_transaction: false,
         }
     }
 
@@ -152,6 +168,18 @@ impl StoreConfig {
     /// Reports the duration of every backend call to `observer`.
     pub fn with_observer(mut self, observer: Arc<dyn StoreObserver>) -> StoreConfig {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Keeps the extents in `objects` instead of the data directory.
+    pub fn with_objects(mut self, objects: ObjectsLocation) -> StoreConfig {
+        self.objects = objects;
+        self
+    }
+
+    /// TEST ONLY: see [`StoreConfig::fault_conditions_outside_transaction`].
+    pub fn with_fault_conditions_outside_transaction(mut self) -> StoreConfig {
+        self.fault_conditions_outside_transaction = true;
         self
     }
 
@@ -209,28 +237,38 @@ impl Store {
         clock: Arc<dyn Clock>,
         objects: Option<Arc<dyn ObjectStore>>,
     ) -> Result<Store> {
+        let remote = config.objects.build(config.fsync)?;
         let (db, objects, local_root, direct, space): (Db, Arc<dyn ObjectStore>, _, _, _) =
             match &config.location {
                 Some(dir) => {
                     let objects_dir = Self::objects_dir(dir)?;
+                    Self::mark_objects_elsewhere(dir, &config.objects)?;
                     let space = Arc::new(Space::open(dir, config.disk_reserve, clock.clone())?);
                     let db = Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?;
-                    let direct = objects.is_none();
-                    let objects = match objects {
-                        Some(o) => o,
-                        None => Arc::new(
-                            object_store::local::LocalFileSystem::new_with_prefix(&objects_dir)?
-                                .with_fsync(config.fsync),
-                        ),
-                    };
-                    let direct = direct.then(|| (objects_dir.clone(), config.fsync));
-                    (db, objects, Some(objects_dir), direct, space)
+                    match (objects, remote) {
+                        (Some(o), _) => (db, o, Some(objects_dir), None, space),
+                        // Staging files in a remote store are not this
+                        // node's to sweep: another node may be writing them.
+                        (None, Some(o)) => (db, o, None, None, space),
+                        // The server's own directory: large copies may be
+                        // written straight into its files.
+                        (None, None) => {
+                            let local = object_store::local::LocalFileSystem::new_with_prefix(
+                                &objects_dir,
+                            )?
+                            .with_fsync(config.fsync);
+                            let direct = Some((objects_dir.clone(), config.fsync));
+                            (db, Arc::new(local), Some(objects_dir), direct, space)
+                        }
+                    }
                 }
                 None => {
                     let space = Arc::new(Space::none(clock.clone()));
                     (
                         Db::open(None, space.clone())?,
-                        objects.unwrap_or_else(|| Arc::new(object_store::memory::InMemory::new())),
+                        objects
+                            .or(remote)
+                            .unwrap_or_else(|| Arc::new(object_store::memory::InMemory::new())),
                         None,
                         None,
                         space,
@@ -244,6 +282,10 @@ impl Store {
                 db,
                 extents: {
                     let extents = Extents::new(objects, local_root, space.clone())
+                        .with_part_size(match config.objects {
+                            ObjectsLocation::S3 { .. } => crate::extents::S3_PART_SIZE,
+                            _ => crate::extents::PART_SIZE,
+                        })
                         .with_observer(config.observer.clone());
                     match direct {
                         Some((root, fsync)) => extents.with_direct_files(root, fsync),
@@ -261,6 +303,21 @@ impl Store {
         store.sweep_orphans().await?;
         store.fail_interrupted_copies().await?;
         Ok(store)
+    }
+
+    /// Records in data directory `dir` where its extents are when that is
+    /// not `objects/` in it, and removes the record when it is.
+    fn mark_objects_elsewhere(dir: &std::path::Path, objects: &ObjectsLocation) -> Result<()> {
+        let marker = dir.join(OBJECTS_ELSEWHERE_FILE);
+        if objects.is_remote() {
+            std::fs::write(&marker, format!("{objects}\n"))?;
+        } else {
+            match std::fs::remove_file(&marker) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn now(&self) -> SystemTime {
