@@ -45,6 +45,8 @@ mod ranges;
 mod space;
 mod store;
 pub mod tags;
+#[doc(hidden)]
+pub mod testing;
 mod tiers;
 mod timestamps;
 

@@ -1,6 +1,7 @@
 //! SQL for blob versions and their extents.
 
-use rusqlite::{Connection, Row, params};
+use super::sql::Sql;
+use rusqlite::{Row, params};
 use stowage_leases::LeaseRecord;
 
 use super::{lease_columns, tier_columns};
@@ -181,11 +182,12 @@ fn copy_values(c: &Option<CopyProperties>) -> CopyValues<'_> {
 
 /// The base blob (`snapshot` = `None`) or one snapshot of `name`.
 pub(crate) fn get_blob(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     snapshot: Option<&str>,
 ) -> Result<Option<BlobRow>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {BLOB_COLUMNS} FROM blobs
          WHERE container_id = ?1 AND name = ?2 AND is_base = ?3 AND snapshot = ?4"
@@ -202,7 +204,8 @@ pub(crate) fn get_blob(
     }
 }
 
-pub(crate) fn blob_extents(conn: &Connection, blob_id: i64) -> Result<Vec<ExtentRef>> {
+pub(crate) fn blob_extents(conn: &dyn Sql, blob_id: i64) -> Result<Vec<ExtentRef>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(
         "SELECT extent, len, block_id FROM blob_extents WHERE blob_id = ?1 ORDER BY seq",
     )?;
@@ -217,11 +220,12 @@ pub(crate) fn blob_extents(conn: &Connection, blob_id: i64) -> Result<Vec<Extent
 }
 
 fn insert_extents(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     first_seq: i64,
     extents: &[ExtentRef],
 ) -> Result<()> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(
         "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
@@ -238,7 +242,8 @@ fn insert_extents(
 }
 
 /// Appends one extent to the content of `blob_id` (Append Block).
-pub(crate) fn append_extent(conn: &Connection, blob_id: i64, extent: &ExtentRef) -> Result<()> {
+pub(crate) fn append_extent(conn: &dyn Sql, blob_id: i64, extent: &ExtentRef) -> Result<()> {
+    let conn = conn.sqlite()?;
     let next: i64 = conn
         .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM blob_extents WHERE blob_id = ?1")?
         .query_row(params![blob_id], |r| r.get(0))?;
@@ -246,7 +251,8 @@ pub(crate) fn append_extent(conn: &Connection, blob_id: i64, extent: &ExtentRef)
 }
 
 /// Records the new size, block count and version of an append blob.
-pub(crate) fn update_after_append(conn: &Connection, row: &BlobRow) -> Result<()> {
+pub(crate) fn update_after_append(conn: &dyn Sql, row: &BlobRow) -> Result<()> {
+    let conn = conn.sqlite()?;
     let lease = lease_columns::values(&row.lease);
     conn.prepare_cached(&format!(
         "UPDATE blobs SET size = ?2, committed_block_count = ?3, etag = ?4, last_modified = ?5,
@@ -271,7 +277,8 @@ pub(crate) fn update_after_append(conn: &Connection, row: &BlobRow) -> Result<()
 
 /// Removes the content of `blob_id` (its extent list, or a page blob's
 /// page map and page row) and returns the extents it read.
-fn take_extents(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
+fn take_extents(conn: &dyn Sql, blob_id: i64) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let old = blob_extents(conn, blob_id)?;
     conn.prepare_cached("DELETE FROM blob_extents WHERE blob_id = ?1")?
         .execute(params![blob_id])?;
@@ -285,7 +292,8 @@ fn take_extents(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
 /// and page row. Rows only: both versions read the same extents. Every
 /// copy of content (snapshots, copies) goes through here, so a new kind
 /// of content is shared by adding it here.
-pub(crate) fn share_content(conn: &Connection, from: i64, to: i64) -> Result<()> {
+pub(crate) fn share_content(conn: &dyn Sql, from: i64, to: i64) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached(
         "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id)
          SELECT ?2, seq, extent, len, block_id FROM blob_extents WHERE blob_id = ?1",
@@ -295,7 +303,8 @@ pub(crate) fn share_content(conn: &Connection, from: i64, to: i64) -> Result<()>
 }
 
 /// Inserts a new blob version and its extents.
-pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> Result<i64> {
+pub(crate) fn insert_blob(conn: &dyn Sql, container_id: i64, b: &NewBlob) -> Result<i64> {
+    let conn = conn.sqlite()?;
     let lease = lease_columns::values(&b.lease);
     let tier = tier_columns::values(&b.tier);
     let copy = copy_values(&b.copy);
@@ -353,7 +362,8 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
 /// version and the blob's uncommitted blocks referenced (all uncommitted
 /// blocks are discarded by every content replacement, and so is an expiry
 /// time: a rewritten blob does not expire).
-pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Vec<String>> {
+pub(crate) fn replace_blob(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let mut old = take_extents(conn, id)?;
     old.extend(super::blocks::take_blocks(conn, id)?);
     replace_attributes(conn, id, b)?;
@@ -364,17 +374,15 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
 /// Replaces everything of the base blob row `id` by `b` but its content
 /// (a copy of a blob onto itself); returns the extents of its uncommitted
 /// blocks, which are discarded.
-pub(crate) fn replace_keeping_content(
-    conn: &Connection,
-    id: i64,
-    b: &NewBlob,
-) -> Result<Vec<String>> {
+pub(crate) fn replace_keeping_content(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let old = super::blocks::take_blocks(conn, id)?;
     replace_attributes(conn, id, b)?;
     Ok(old)
 }
 
-fn replace_attributes(conn: &Connection, id: i64, b: &NewBlob) -> Result<()> {
+fn replace_attributes(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<()> {
+    let conn = conn.sqlite()?;
     let lease = lease_columns::values(&b.lease);
     let copy = copy_values(&b.copy);
     let tier = tier_columns::values(&b.tier);
@@ -431,7 +439,8 @@ fn replace_attributes(conn: &Connection, id: i64, b: &NewBlob) -> Result<()> {
 }
 
 /// Writes the properties, metadata and lease of row `id` (content unchanged).
-pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result<()> {
+pub(crate) fn update_blob_attributes(conn: &dyn Sql, row: &BlobRow) -> Result<()> {
+    let conn = conn.sqlite()?;
     let lease = lease_columns::values(&row.lease);
     let copy = copy_values(&row.copy);
     conn.prepare_cached(&format!(
@@ -473,7 +482,8 @@ pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result
 
 /// Writes the tier record of row `id` (Set Blob Tier: ETag and
 /// Last-Modified stay as they are).
-pub(crate) fn set_tier(conn: &Connection, id: i64, tier: &TierRecord) -> Result<()> {
+pub(crate) fn set_tier(conn: &dyn Sql, id: i64, tier: &TierRecord) -> Result<()> {
+    let conn = conn.sqlite()?;
     let v = tier_columns::values(tier);
     conn.prepare_cached(&format!(
         "UPDATE blobs SET access_tier = ?2, ({}) = (?3, ?4, ?5, ?6) WHERE id = ?1",
@@ -484,7 +494,8 @@ pub(crate) fn set_tier(conn: &Connection, id: i64, tier: &TierRecord) -> Result<
 }
 
 /// Seals append blob `id` (its ETag and Last-Modified stay as they are).
-pub(crate) fn seal_blob(conn: &Connection, id: i64) -> Result<()> {
+pub(crate) fn seal_blob(conn: &dyn Sql, id: i64) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached("UPDATE blobs SET sealed = 1 WHERE id = ?1")?
         .execute(params![id])?;
     Ok(())
@@ -492,7 +503,8 @@ pub(crate) fn seal_blob(conn: &Connection, id: i64) -> Result<()> {
 
 /// Deletes one blob version with its uncommitted blocks; returns the
 /// extents they referenced.
-pub(crate) fn delete_blob_row(conn: &Connection, id: i64) -> Result<Vec<String>> {
+pub(crate) fn delete_blob_row(conn: &dyn Sql, id: i64) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let mut old = take_extents(conn, id)?;
     old.extend(super::blocks::take_blocks(conn, id)?);
     conn.prepare_cached("DELETE FROM blobs WHERE id = ?1")?
@@ -502,10 +514,11 @@ pub(crate) fn delete_blob_row(conn: &Connection, id: i64) -> Result<Vec<String>>
 
 /// Deletes every snapshot of `name`; returns the extents they referenced.
 pub(crate) fn delete_snapshots(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
 ) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let ids: Vec<i64> = conn
         .prepare_cached(
             "SELECT id FROM blobs WHERE container_id = ?1 AND name = ?2 AND is_base = 0",
@@ -520,7 +533,8 @@ pub(crate) fn delete_snapshots(
 }
 
 /// Deletes base row `id` if it is an uncommitted-only blob with no blocks left.
-pub(crate) fn delete_uncommitted_blob(conn: &Connection, id: i64) -> Result<()> {
+pub(crate) fn delete_uncommitted_blob(conn: &dyn Sql, id: i64) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached(
         "DELETE FROM blobs WHERE id = ?1 AND committed = 0
            AND NOT EXISTS (SELECT 1 FROM blocks WHERE blob_id = ?1)",
@@ -530,7 +544,8 @@ pub(crate) fn delete_uncommitted_blob(conn: &Connection, id: i64) -> Result<()> 
 }
 
 /// Number of snapshots of `name`.
-pub(crate) fn count_snapshots(conn: &Connection, container_id: i64, name: &str) -> Result<u64> {
+pub(crate) fn count_snapshots(conn: &dyn Sql, container_id: i64, name: &str) -> Result<u64> {
+    let conn = conn.sqlite()?;
     let n: i64 = conn
         .prepare_cached(
             "SELECT COUNT(*) FROM blobs WHERE container_id = ?1 AND name = ?2 AND is_base = 0",
@@ -540,7 +555,8 @@ pub(crate) fn count_snapshots(conn: &Connection, container_id: i64, name: &str) 
 }
 
 /// The highest ETag stored anywhere (to seed the ETag generator).
-pub(crate) fn highest_etag(conn: &Connection) -> Result<Option<String>> {
+pub(crate) fn highest_etag(conn: &dyn Sql) -> Result<Option<String>> {
+    let conn = conn.sqlite()?;
     Ok(conn.query_row(
         "SELECT MAX(e) FROM (SELECT MAX(etag) AS e FROM blobs
                              UNION ALL SELECT MAX(etag) FROM containers)",

@@ -1,6 +1,7 @@
 //! SQL for staged (uncommitted) blocks and committed block lists.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use super::sql::Sql;
+use rusqlite::{OptionalExtension, params};
 
 use crate::Result;
 use crate::timestamps::to_nanos;
@@ -37,11 +38,12 @@ pub(crate) struct BlockRow {
 /// the extent of the replaced block, if any. Keeps the blob's count of
 /// staged blocks, so that counting them reads one row.
 pub(crate) fn stage_block(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     block: &BlockRow,
     now: std::time::SystemTime,
 ) -> Result<Option<String>> {
+    let conn = conn.sqlite()?;
     let old = staged_block(conn, blob_id, &block.block_id)?.map(|b| b.extent);
     conn.prepare_cached(STAGE)?.execute(params![
         blob_id,
@@ -68,10 +70,11 @@ fn block_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BlockRow> {
 
 /// The uncommitted block `block_id` of a blob, if staged.
 pub(crate) fn staged_block(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     block_id: &str,
 ) -> Result<Option<BlockRow>> {
+    let conn = conn.sqlite()?;
     Ok((conn
         .prepare_cached(STAGED_BLOCK)?
         .query_row(params![blob_id, block_id], block_row))
@@ -80,10 +83,11 @@ pub(crate) fn staged_block(
 
 /// The block `block_id` of a blob version's committed list, if there.
 pub(crate) fn committed_block(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     block_id: &str,
 ) -> Result<Option<BlockRow>> {
+    let conn = conn.sqlite()?;
     Ok((conn
         .prepare_cached(COMMITTED_BLOCK)?
         .query_row(params![blob_id, block_id], block_row))
@@ -92,7 +96,8 @@ pub(crate) fn committed_block(
 
 /// The id of some uncommitted block of the blob (all of them decode to the
 /// same length, so any one tells that length).
-pub(crate) fn any_staged_block_id(conn: &Connection, blob_id: i64) -> Result<Option<String>> {
+pub(crate) fn any_staged_block_id(conn: &dyn Sql, blob_id: i64) -> Result<Option<String>> {
+    let conn = conn.sqlite()?;
     Ok((conn
         .prepare_cached(ANY_STAGED_ID)?
         .query_row(params![blob_id], |r| r.get(0)))
@@ -100,7 +105,8 @@ pub(crate) fn any_staged_block_id(conn: &Connection, blob_id: i64) -> Result<Opt
 }
 
 /// The uncommitted blocks of a blob, sorted by id.
-pub(crate) fn uncommitted_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<BlockRow>> {
+pub(crate) fn uncommitted_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<BlockRow>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(
         "SELECT block_id, extent, len FROM blocks WHERE blob_id = ?1 ORDER BY block_id",
     )?;
@@ -109,7 +115,8 @@ pub(crate) fn uncommitted_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<
 }
 
 /// How many uncommitted blocks the blob has (one row read).
-pub(crate) fn count_uncommitted(conn: &Connection, blob_id: i64) -> Result<u64> {
+pub(crate) fn count_uncommitted(conn: &dyn Sql, blob_id: i64) -> Result<u64> {
+    let conn = conn.sqlite()?;
     let n: Option<i64> = (conn
         .prepare_cached(COUNT_STAGED)?
         .query_row(params![blob_id], |r| r.get(0)))
@@ -118,7 +125,8 @@ pub(crate) fn count_uncommitted(conn: &Connection, blob_id: i64) -> Result<u64> 
 }
 
 /// Deletes every uncommitted block of the blob; returns their extents.
-pub(crate) fn take_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
+pub(crate) fn take_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let extents: Vec<String> = conn
         .prepare_cached("SELECT extent FROM blocks WHERE blob_id = ?1")?
         .query_map(params![blob_id], |r| r.get(0))?
@@ -131,7 +139,8 @@ pub(crate) fn take_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<String>
 }
 
 /// The committed block list of a blob version, in order.
-pub(crate) fn committed_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<BlockRow>> {
+pub(crate) fn committed_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<BlockRow>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(
         "SELECT block_id, extent, len FROM blob_extents
          WHERE blob_id = ?1 AND block_id IS NOT NULL ORDER BY seq",
@@ -144,10 +153,11 @@ pub(crate) fn committed_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<Bl
 /// uncommitted blocks have outlived the service's lifetime for them. Found
 /// through the index of each blob's newest block, without reading blocks.
 pub(crate) fn blobs_with_stale_blocks(
-    conn: &Connection,
+    conn: &dyn Sql,
     cutoff: std::time::SystemTime,
     limit: usize,
 ) -> Result<Vec<i64>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(STALE_BLOBS)?;
     let rows = stmt.query_map(params![to_nanos(cutoff), limit as i64], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -157,8 +167,8 @@ pub(crate) fn blobs_with_stale_blocks(
 mod tests {
     use super::*;
 
-    fn database() -> Connection {
-        let conn = Connection::open_in_memory().unwrap();
+    fn database() -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
         conn.pragma_update(None, "foreign_keys", "ON").unwrap();
         super::super::schema::migrate(&conn).unwrap();
         super::super::schema::tests::insert_two_blobs(&conn);

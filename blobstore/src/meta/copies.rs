@@ -1,7 +1,8 @@
 //! SQL for copies from other hosts: the state of a copy is kept in the
 //! copy columns of its destination row (status, description, progress).
 
-use rusqlite::{Connection, params};
+use super::sql::Sql;
+use rusqlite::params;
 
 use crate::timestamps::to_nanos;
 use crate::{CopyStatus, Result};
@@ -10,11 +11,12 @@ use crate::{CopyStatus, Result};
 /// Returns false when that copy is no longer pending there (aborted,
 /// replaced by another write): the fetch should stop.
 pub(crate) fn record_copy_progress(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     copy_id: &str,
     progress: &str,
 ) -> Result<bool> {
+    let conn = conn.sqlite()?;
     let n = conn
         .prepare_cached(
             "UPDATE blobs SET copy_progress = ?3
@@ -27,12 +29,13 @@ pub(crate) fn record_copy_progress(
 /// Ends the copy of row `blob_id` without bytes: `status` (failed or
 /// aborted), with `description`, at `now`.
 pub(crate) fn end_copy(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     status: CopyStatus,
     description: Option<&str>,
     now: std::time::SystemTime,
 ) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached(
         "UPDATE blobs SET copy_status = ?2, copy_status_description = ?3,
             copy_completion_time = ?4
@@ -49,7 +52,8 @@ pub(crate) fn end_copy(
 
 /// Whether any copy is pending (read before [`fail_pending_copies`], which
 /// writes).
-pub(crate) fn any_pending_copy(conn: &Connection) -> Result<bool> {
+pub(crate) fn any_pending_copy(conn: &dyn Sql) -> Result<bool> {
+    let conn = conn.sqlite()?;
     Ok(conn
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM blobs WHERE copy_status = 'pending')")?
         .query_row([], |r| r.get(0))?)
@@ -58,10 +62,11 @@ pub(crate) fn any_pending_copy(conn: &Connection) -> Result<bool> {
 /// Ends every pending copy as failed with `description` (a restart
 /// interrupted them: the fetch that ran them is gone). Returns how many.
 pub(crate) fn fail_pending_copies(
-    conn: &Connection,
+    conn: &dyn Sql,
     description: &str,
     now: std::time::SystemTime,
 ) -> Result<usize> {
+    let conn = conn.sqlite()?;
     Ok(conn
         .prepare_cached(
             "UPDATE blobs SET copy_status = 'failed', copy_status_description = ?1,
@@ -73,7 +78,8 @@ pub(crate) fn fail_pending_copies(
 
 /// The blob row `id`, if it still exists (a copy checks its copy id on it:
 /// a deleted row's id may be taken by another blob).
-pub(crate) fn get_blob_by_id(conn: &Connection, id: i64) -> Result<Option<super::BlobRow>> {
+pub(crate) fn get_blob_by_id(conn: &dyn Sql, id: i64) -> Result<Option<super::BlobRow>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {} FROM blobs WHERE id = ?1",
         super::blobs::BLOB_COLUMNS

@@ -1,15 +1,17 @@
 //! SQL for blob expiry times (column `blobs.expires_at`, schema version 12).
 
+use super::sql::Sql;
 use std::time::SystemTime;
 
-use rusqlite::{Connection, params};
+use rusqlite::params;
 
 use crate::Result;
 use crate::timestamps::to_nanos;
 
 /// Sets (or with `None` clears) the expiry time of base blob `id`; its
 /// ETag and Last-Modified stay as they are.
-pub(crate) fn set_expiry(conn: &Connection, id: i64, at: Option<SystemTime>) -> Result<()> {
+pub(crate) fn set_expiry(conn: &dyn Sql, id: i64, at: Option<SystemTime>) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached("UPDATE blobs SET expires_at = ?2 WHERE id = ?1")?
         .execute(params![id, at.map(to_nanos)])?;
     Ok(())
@@ -18,10 +20,11 @@ pub(crate) fn set_expiry(conn: &Connection, id: i64, at: Option<SystemTime>) -> 
 /// Up to `limit` base blobs whose expiry time is at or before `now`, as
 /// (row id, container id, name), soonest first.
 pub(crate) fn blobs_due_to_expire(
-    conn: &Connection,
+    conn: &dyn Sql,
     now: SystemTime,
     limit: usize,
 ) -> Result<Vec<(i64, i64, String)>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(
         "SELECT id, container_id, name FROM blobs
          WHERE expires_at IS NOT NULL AND expires_at <= ?1
@@ -39,11 +42,12 @@ pub(crate) fn blobs_due_to_expire(
 /// `container_id`) with its snapshots and uncommitted blocks; returns the
 /// extents they referenced.
 pub(crate) fn remove_expired_blob(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     container_id: i64,
     name: &str,
 ) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let mut extents = super::delete_snapshots(conn, container_id, name)?;
     extents.extend(super::delete_blob_row(conn, id)?);
     Ok(extents)

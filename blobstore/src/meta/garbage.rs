@@ -1,6 +1,7 @@
 //! SQL for garbage extents: extents no blob version references any more.
 
-use rusqlite::{Connection, params};
+use super::sql::Sql;
+use rusqlite::params;
 
 use crate::Result;
 use crate::timestamps::to_nanos;
@@ -9,10 +10,11 @@ use crate::timestamps::to_nanos;
 /// version references any more. Called in the transaction that dropped the
 /// references, so an extent can never be garbage and referenced at once.
 pub(crate) fn collect_unreferenced(
-    conn: &Connection,
+    conn: &dyn Sql,
     candidates: &[String],
     now: std::time::SystemTime,
 ) -> Result<()> {
+    let conn = conn.sqlite()?;
     let mut still_used = conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
              OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
@@ -52,11 +54,12 @@ impl GarbageCursor {
 /// oldest first, after `cursor`; moves `cursor` past them. An index range
 /// scan: the cost is the batch, not the table.
 pub(crate) fn garbage_before(
-    conn: &Connection,
+    conn: &dyn Sql,
     cutoff: std::time::SystemTime,
     cursor: &mut GarbageCursor,
     limit: usize,
 ) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(
         "SELECT since, extent FROM garbage
          WHERE since <= ?1 AND (since, extent) > (?2, ?3)
@@ -77,7 +80,8 @@ pub(crate) fn garbage_before(
 }
 
 /// When the oldest garbage extent became garbage, if there is any.
-pub(crate) fn oldest_garbage(conn: &Connection) -> Result<Option<std::time::SystemTime>> {
+pub(crate) fn oldest_garbage(conn: &dyn Sql) -> Result<Option<std::time::SystemTime>> {
+    let conn = conn.sqlite()?;
     let since: Option<i64> = conn
         .prepare_cached("SELECT min(since) FROM garbage")?
         .query_row([], |r| r.get(0))?;
@@ -87,7 +91,8 @@ pub(crate) fn oldest_garbage(conn: &Connection) -> Result<Option<std::time::Syst
 /// Gives the file's free pages back to the file system (the database uses
 /// `auto_vacuum = INCREMENTAL`): moves them to the end and truncates at the
 /// commit. The work is proportional to the pages freed since the last call.
-pub(crate) fn reclaim_free_pages(conn: &Connection) -> Result<()> {
+pub(crate) fn reclaim_free_pages(conn: &dyn Sql) -> Result<()> {
+    let conn = conn.sqlite()?;
     // Each step of the statement frees one page: step it to the end.
     let mut stmt = conn.prepare_cached("PRAGMA incremental_vacuum")?;
     let mut rows = stmt.query([])?;
@@ -95,7 +100,8 @@ pub(crate) fn reclaim_free_pages(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn forget_garbage(conn: &Connection, extent: &str) -> Result<()> {
+pub(crate) fn forget_garbage(conn: &dyn Sql, extent: &str) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached("DELETE FROM garbage WHERE extent = ?1")?
         .execute(params![extent])?;
     Ok(())
@@ -103,7 +109,8 @@ pub(crate) fn forget_garbage(conn: &Connection, extent: &str) -> Result<()> {
 
 /// True when some blob version references `extent` or it is recorded as
 /// garbage (so the start-up sweep leaves it to the collector).
-pub(crate) fn extent_known(conn: &Connection, extent: &str) -> Result<bool> {
+pub(crate) fn extent_known(conn: &dyn Sql, extent: &str) -> Result<bool> {
+    let conn = conn.sqlite()?;
     Ok(conn
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)

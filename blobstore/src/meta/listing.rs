@@ -1,6 +1,7 @@
 //! SQL for List Blobs: one keyset-paged query, O(page) whatever the
 //! container size.
 
+use super::sql::Sql;
 use std::sync::OnceLock;
 
 use rusqlite::{CachedStatement, Connection, Row, Statement};
@@ -126,7 +127,8 @@ pub(crate) fn first_name(
 }
 
 /// Whether the container holds a blob with only uncommitted blocks.
-pub(crate) fn has_uncommitted(conn: &Connection, container_id: i64) -> Result<bool> {
+pub(crate) fn has_uncommitted(conn: &dyn Sql, container_id: i64) -> Result<bool> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM blobs WHERE container_id = ?1 AND committed = 0)",
     )?;

@@ -1,9 +1,10 @@
 //! SQL for page blobs: their own row (sequence number, incremental-copy
 //! state) and their page map (see `pages::map`).
 
+use super::sql::Sql;
 use std::ops::Range;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 
 use crate::Result;
 use crate::pages::map::{Edit, Run};
@@ -22,7 +23,8 @@ pub(crate) struct PageRow {
 }
 
 /// The page row of `blob_id`, if it is a page blob.
-pub(crate) fn page_row(conn: &Connection, blob_id: i64) -> Result<Option<PageRow>> {
+pub(crate) fn page_row(conn: &dyn Sql, blob_id: i64) -> Result<Option<PageRow>> {
+    let conn = conn.sqlite()?;
     Ok(conn
         .prepare_cached(
             "SELECT sequence_number, incremental_copy, copy_destination_snapshot,
@@ -42,7 +44,8 @@ pub(crate) fn page_row(conn: &Connection, blob_id: i64) -> Result<Option<PageRow
 }
 
 /// Writes (inserting or replacing) the page row of `blob_id`.
-pub(crate) fn put_page_row(conn: &Connection, blob_id: i64, row: &PageRow) -> Result<()> {
+pub(crate) fn put_page_row(conn: &dyn Sql, blob_id: i64, row: &PageRow) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached(
         "INSERT INTO page_blobs (blob_id, sequence_number, incremental_copy,
             copy_destination_snapshot, incremental_source, incremental_source_snapshot)
@@ -74,7 +77,8 @@ fn read_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<Run> {
 /// The runs of `blob_id` that intersect `window`, in order. An index range
 /// scan: the run that starts before the window and reaches into it, then
 /// the runs that start inside it.
-pub(crate) fn runs_in(conn: &Connection, blob_id: i64, window: &Range<u64>) -> Result<Vec<Run>> {
+pub(crate) fn runs_in(conn: &dyn Sql, blob_id: i64, window: &Range<u64>) -> Result<Vec<Run>> {
+    let conn = conn.sqlite()?;
     let mut out = Vec::new();
     for_each_run(conn, blob_id, window, |run| {
         out.push(run);
@@ -86,7 +90,7 @@ pub(crate) fn runs_in(conn: &Connection, blob_id: i64, window: &Range<u64>) -> R
 /// Calls `f` on each run of `blob_id` that intersects `window`, in order,
 /// until it returns false: a walk that holds one run at a time.
 pub(crate) fn for_each_run<F>(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     window: &Range<u64>,
     mut f: F,
@@ -94,6 +98,7 @@ pub(crate) fn for_each_run<F>(
 where
     F: FnMut(Run) -> Result<bool>,
 {
+    let conn = conn.sqlite()?;
     if window.is_empty() {
         return Ok(());
     }
@@ -123,7 +128,8 @@ where
 }
 
 /// Applies `edit` to the page map of `blob_id`.
-pub(crate) fn apply_edit(conn: &Connection, blob_id: i64, edit: &Edit) -> Result<()> {
+pub(crate) fn apply_edit(conn: &dyn Sql, blob_id: i64, edit: &Edit) -> Result<()> {
+    let conn = conn.sqlite()?;
     let mut delete =
         conn.prepare_cached("DELETE FROM page_ranges WHERE blob_id = ?1 AND start_at = ?2")?;
     for start in &edit.removed {
@@ -147,7 +153,8 @@ pub(crate) fn apply_edit(conn: &Connection, blob_id: i64, edit: &Edit) -> Result
 
 /// Removes the page map and page row of `blob_id`; returns the extents
 /// the map read.
-pub(crate) fn take_pages(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
+pub(crate) fn take_pages(conn: &dyn Sql, blob_id: i64) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let extents = conn
         .prepare_cached("SELECT DISTINCT extent FROM page_ranges WHERE blob_id = ?1")?
         .query_map(params![blob_id], |r| r.get(0))?
@@ -161,7 +168,8 @@ pub(crate) fn take_pages(conn: &Connection, blob_id: i64) -> Result<Vec<String>>
 
 /// Copies the page map and page row of `from` to `to` (a snapshot, or a
 /// copy): rows only, so both read the same extents.
-pub(crate) fn share_pages(conn: &Connection, from: i64, to: i64) -> Result<()> {
+pub(crate) fn share_pages(conn: &dyn Sql, from: i64, to: i64) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached(
         "INSERT INTO page_ranges (blob_id, start_at, end_at, extent, extent_at)
          SELECT ?2, start_at, end_at, extent, extent_at FROM page_ranges WHERE blob_id = ?1",
@@ -180,7 +188,8 @@ pub(crate) fn share_pages(conn: &Connection, from: i64, to: i64) -> Result<()> {
 
 /// The extents of page blobs in container `container_id` (for Delete
 /// Container).
-pub(crate) fn container_page_extents(conn: &Connection, container_id: i64) -> Result<Vec<String>> {
+pub(crate) fn container_page_extents(conn: &dyn Sql, container_id: i64) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     Ok(conn
         .prepare_cached(
             "SELECT DISTINCT p.extent FROM page_ranges p JOIN blobs b ON b.id = p.blob_id
@@ -191,7 +200,8 @@ pub(crate) fn container_page_extents(conn: &Connection, container_id: i64) -> Re
 }
 
 /// Sets the size of page blob `blob_id` (a resize).
-pub(crate) fn set_blob_size(conn: &Connection, blob_id: i64, size: u64) -> Result<()> {
+pub(crate) fn set_blob_size(conn: &dyn Sql, blob_id: i64, size: u64) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached("UPDATE blobs SET size = ?2 WHERE id = ?1")?
         .execute(params![blob_id, size as i64])?;
     Ok(())
@@ -199,7 +209,8 @@ pub(crate) fn set_blob_size(conn: &Connection, blob_id: i64, size: u64) -> Resul
 
 /// Makes page blob `blob_id` a plain page blob: a Copy Blob destination
 /// is not an incremental copy, even when its source was one.
-pub(crate) fn clear_incremental_copy(conn: &Connection, blob_id: i64) -> Result<()> {
+pub(crate) fn clear_incremental_copy(conn: &dyn Sql, blob_id: i64) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached(
         "UPDATE page_blobs SET incremental_copy = 0, copy_destination_snapshot = NULL,
             incremental_source = NULL, incremental_source_snapshot = NULL

@@ -1,13 +1,15 @@
 //! SQL for blob index tags (table `blob_tags`, schema version 8).
 
-use rusqlite::{Connection, params};
+use super::sql::Sql;
+use rusqlite::params;
 
 use crate::Result;
 use crate::tags::Tags;
 use crate::tags::expr::{Comparison, Op};
 
 /// Replaces the tags of blob version `blob_id` (none clears them).
-pub(crate) fn set_tags(conn: &Connection, blob_id: i64, tags: &Tags) -> Result<()> {
+pub(crate) fn set_tags(conn: &dyn Sql, blob_id: i64, tags: &Tags) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached("DELETE FROM blob_tags WHERE blob_id = ?1")?
         .execute(params![blob_id])?;
     if tags.is_empty() {
@@ -25,7 +27,8 @@ pub(crate) fn set_tags(conn: &Connection, blob_id: i64, tags: &Tags) -> Result<(
 }
 
 /// The tags of blob version `blob_id`, by key.
-pub(crate) fn get_tags(conn: &Connection, blob_id: i64) -> Result<Tags> {
+pub(crate) fn get_tags(conn: &dyn Sql, blob_id: i64) -> Result<Tags> {
+    let conn = conn.sqlite()?;
     let mut stmt =
         conn.prepare_cached("SELECT key, value FROM blob_tags WHERE blob_id = ?1 ORDER BY key")?;
     let pairs = stmt
@@ -37,14 +40,16 @@ pub(crate) fn get_tags(conn: &Connection, blob_id: i64) -> Result<Tags> {
 /// Whether any blob version of the database has a tag: a listing without
 /// `include=tags` asks once, so that stores without tags pay nothing for
 /// `TagCount`.
-pub(crate) fn any_tags(conn: &Connection) -> Result<bool> {
+pub(crate) fn any_tags(conn: &dyn Sql) -> Result<bool> {
+    let conn = conn.sqlite()?;
     Ok(conn
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM blob_tags)")?
         .query_row([], |r| r.get(0))?)
 }
 
 /// How many tags blob version `blob_id` has.
-pub(crate) fn tag_count(conn: &Connection, blob_id: i64) -> Result<u64> {
+pub(crate) fn tag_count(conn: &dyn Sql, blob_id: i64) -> Result<u64> {
+    let conn = conn.sqlite()?;
     let n: i64 = conn
         .prepare_cached("SELECT COUNT(*) FROM blob_tags WHERE blob_id = ?1")?
         .query_row(params![blob_id], |r| r.get(0))?;
@@ -52,7 +57,8 @@ pub(crate) fn tag_count(conn: &Connection, blob_id: i64) -> Result<u64> {
 }
 
 /// Gives blob version `to` the tags of `from` (Snapshot Blob).
-pub(crate) fn copy_tags(conn: &Connection, from: i64, to: i64) -> Result<()> {
+pub(crate) fn copy_tags(conn: &dyn Sql, from: i64, to: i64) -> Result<()> {
+    let conn = conn.sqlite()?;
     let tags = get_tags(conn, from)?;
     set_tags(conn, to, &tags)
 }
@@ -98,13 +104,14 @@ fn find_sql(op: Op) -> String {
 /// name) order. Reads the `blob_tags_find` index from the key and value
 /// range of `term` on: rows of other keys and values are never touched.
 pub(crate) fn find_by_tag(
-    conn: &Connection,
+    conn: &dyn Sql,
     account: &str,
     container: Option<&str>,
     term: &Comparison,
     after: Option<&TagCursor>,
     limit: usize,
 ) -> Result<Vec<FoundBlob>> {
+    let conn = conn.sqlite()?;
     let sql = find_sql(term.op);
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(
@@ -141,7 +148,7 @@ mod tests {
     /// the index covers the columns read, so no table row is touched.
     #[test]
     fn searches_seek_the_index_by_key_and_value() {
-        let conn = Connection::open_in_memory().unwrap();
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
         super::super::schema::migrate(&conn).unwrap();
         for (op, want) in [
             (Op::Eq, "key=? AND value=?"),

@@ -1,9 +1,8 @@
 //! What the store holds, counted for metrics: a few aggregate queries run
 //! now and then (the server caches the answer), never per request.
 
+use super::sql::Sql;
 use std::time::SystemTime;
-
-use rusqlite::Connection;
 
 use crate::Result;
 use crate::timestamps::to_nanos;
@@ -48,7 +47,8 @@ fn active_lease(t: &str) -> String {
     )
 }
 
-fn count(conn: &Connection, sql: &str) -> Result<u64> {
+fn count(conn: &dyn Sql, sql: &str) -> Result<u64> {
+    let conn = conn.sqlite()?;
     let n: i64 = conn.prepare(sql)?.query_row([], |r| r.get(0))?;
     Ok(n.max(0) as u64)
 }
@@ -56,7 +56,8 @@ fn count(conn: &Connection, sql: &str) -> Result<u64> {
 /// Counts everything [`StoreUsage`] reports, in one read transaction. The
 /// blobs are read once (by container, through the primary key's index);
 /// the extents are counted on their indexes, without sorting.
-pub(crate) fn store_usage(conn: &Connection, now: SystemTime) -> Result<StoreUsage> {
+pub(crate) fn store_usage(conn: &dyn Sql, now: SystemTime) -> Result<StoreUsage> {
+    let conn = conn.sqlite()?;
     let now = to_nanos(now);
     let mut stmt = conn.prepare(&format!(
         "SELECT c.account, COUNT(DISTINCT CASE WHEN c.deleted_at IS NULL THEN c.id END),

@@ -10,9 +10,10 @@
 //! blob. Queries of base blobs (`is_base = 1`) and live snapshots
 //! (`is_base = 0`) never see them.
 
+use super::sql::Sql;
 use std::time::SystemTime;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 
 use super::blobs::{BLOB_COLUMNS, BlobRow, read_blob_row};
 use crate::Result;
@@ -73,10 +74,8 @@ pub struct DeleteRetention {
 }
 
 /// The soft delete policy of `account`, when enabled.
-pub(crate) fn delete_retention(
-    conn: &Connection,
-    account: &str,
-) -> Result<Option<DeleteRetention>> {
+pub(crate) fn delete_retention(conn: &dyn Sql, account: &str) -> Result<Option<DeleteRetention>> {
+    let conn = conn.sqlite()?;
     Ok(conn
         .prepare_cached(
             "SELECT days, allow_permanent_delete FROM blob_delete_retention WHERE account = ?1",
@@ -92,10 +91,11 @@ pub(crate) fn delete_retention(
 
 /// Records (or, with `None`, clears) the soft delete policy of `account`.
 pub(crate) fn set_delete_retention(
-    conn: &Connection,
+    conn: &dyn Sql,
     account: &str,
     policy: Option<DeleteRetention>,
 ) -> Result<()> {
+    let conn = conn.sqlite()?;
     match policy {
         Some(p) => conn
             .prepare_cached(
@@ -114,11 +114,12 @@ pub(crate) fn set_delete_retention(
 /// The row of version `version_id` of `name`: the base blob when it is that
 /// version, else a previous version (soft-deleted ones included).
 pub(crate) fn get_version(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     version_id: &str,
 ) -> Result<Option<BlobRow>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {BLOB_COLUMNS} FROM blobs
          WHERE container_id = ?1 AND name = ?2
@@ -134,11 +135,12 @@ pub(crate) fn get_version(
 
 /// A soft-deleted snapshot of `name`, by its snapshot id.
 pub(crate) fn get_deleted_snapshot(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     snapshot: &str,
 ) -> Result<Option<BlobRow>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {BLOB_COLUMNS} FROM blobs
          WHERE container_id = ?1 AND name = ?2 AND is_base = -1 AND snapshot = 's' || ?3"
@@ -152,11 +154,12 @@ pub(crate) fn get_deleted_snapshot(
 
 /// Whether `key` is taken among the hidden rows of `name`.
 pub(crate) fn hidden_key_taken(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     key: &str,
 ) -> Result<bool> {
+    let conn = conn.sqlite()?;
     Ok(conn
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM blobs
@@ -170,12 +173,13 @@ pub(crate) fn hidden_key_taken(
 /// row had none): the same properties, extents and tags, no lease. Returns
 /// the new row's id.
 pub(crate) fn preserve(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     key: &str,
     version_id: Option<&str>,
     deleted: Option<(SystemTime, SystemTime)>,
 ) -> Result<i64> {
+    let conn = conn.sqlite()?;
     // Every column but the key, the lease (a kept row is never leased), the
     // deletion times and the version id.
     const KEPT: &str = "container_id, name, committed, blob_type, size, etag,
@@ -202,12 +206,13 @@ pub(crate) fn preserve(
 /// in place, keeping its extents: its uncommitted blocks and lease go.
 /// Returns the extents of the blocks, for the garbage check.
 pub(crate) fn hide(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     key: &str,
     version_id: Option<&str>,
     deleted: Option<(SystemTime, SystemTime)>,
 ) -> Result<Vec<String>> {
+    let conn = conn.sqlite()?;
     let blocks = super::blocks::take_blocks(conn, id)?;
     let (at, purge) = deleted.map_or((None, None), |(a, p)| {
         (Some(to_nanos(a)), Some(to_nanos(p)))
@@ -227,12 +232,13 @@ pub(crate) fn hide(
 
 /// Soft-deletes every live snapshot of `name`.
 pub(crate) fn hide_snapshots(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     at: SystemTime,
     purge: SystemTime,
 ) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached(
         "UPDATE blobs SET is_base = ?4, snapshot = 's' || snapshot, deleted_at = ?5, purge_at = ?6
          WHERE container_id = ?1 AND name = ?2 AND is_base = ?3",
@@ -250,22 +256,20 @@ pub(crate) fn hide_snapshots(
 
 /// Marks hidden row `id` soft-deleted (a previous version deleted by id).
 pub(crate) fn mark_deleted(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     at: SystemTime,
     purge: SystemTime,
 ) -> Result<()> {
+    let conn = conn.sqlite()?;
     conn.prepare_cached("UPDATE blobs SET deleted_at = ?2, purge_at = ?3 WHERE id = ?1")?
         .execute(params![id, to_nanos(at), to_nanos(purge)])?;
     Ok(())
 }
 
 /// The hidden rows of `name`, oldest key first.
-pub(crate) fn hidden_rows(
-    conn: &Connection,
-    container_id: i64,
-    name: &str,
-) -> Result<Vec<BlobRow>> {
+pub(crate) fn hidden_rows(conn: &dyn Sql, container_id: i64, name: &str) -> Result<Vec<BlobRow>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {BLOB_COLUMNS} FROM blobs
          WHERE container_id = ?1 AND name = ?2 AND is_base = -1 ORDER BY snapshot"
@@ -281,7 +285,8 @@ pub(crate) fn hidden_rows(
 /// Brings soft-deleted row `id` back: as the base blob (`Restore::Base`),
 /// as the live snapshot `id` (`Restore::Snapshot`), or as a previous version
 /// no longer deleted (`Restore::Version`).
-pub(crate) fn restore(conn: &Connection, id: i64, to: Restore<'_>) -> Result<()> {
+pub(crate) fn restore(conn: &dyn Sql, id: i64, to: Restore<'_>) -> Result<()> {
+    let conn = conn.sqlite()?;
     let (is_base, key) = match to {
         Restore::Base => (1, String::new()),
         Restore::Snapshot(s) => (0, s.to_owned()),
@@ -306,7 +311,8 @@ pub(crate) enum Restore<'a> {
 }
 
 /// Up to `limit` soft-deleted rows whose retention ended at or before `now`.
-pub(crate) fn due_for_purge(conn: &Connection, now: SystemTime, limit: usize) -> Result<Vec<i64>> {
+pub(crate) fn due_for_purge(conn: &dyn Sql, now: SystemTime, limit: usize) -> Result<Vec<i64>> {
+    let conn = conn.sqlite()?;
     let mut stmt = conn.prepare_cached(
         "SELECT id FROM blobs WHERE purge_at IS NOT NULL AND purge_at <= ?1 LIMIT ?2",
     )?;
@@ -352,7 +358,7 @@ mod tests {
 
     #[test]
     fn the_retention_policy_is_kept_per_account() {
-        let conn = Connection::open_in_memory().unwrap();
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
         super::super::schema::migrate(&conn).unwrap();
         assert_eq!(delete_retention(&conn, "a").unwrap(), None);
         let policy = DeleteRetention {

@@ -1,5 +1,6 @@
 //! Blob operations (docs/wire/blobs.md).
 
+use crate::meta::sql::Sql;
 use std::ops::Range;
 
 use bytes::Bytes;
@@ -175,12 +176,13 @@ pub(super) fn current(row: &BlobRow) -> Current<'_> {
 /// blob does not exist for reads and most writes, docs/wire/blobs.md#blob-types;
 /// nor does a blob past its expiry time at `now`, docs/wire/expiry.md).
 pub(super) fn require_committed(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     container_id: i64,
     blob: &BlobName,
     snapshot: Option<&str>,
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {
+    let conn = conn.sqlite()?;
     match meta::get_blob(conn, container_id, blob.as_str(), snapshot)? {
         Some(row) if row.committed && !crate::expiry::is_expired(row.expires_at, now) => Ok(row),
         _ => Err(Error::BlobNotFound),
@@ -191,13 +193,14 @@ pub(super) fn require_committed(
 /// or the base blob; `BlobNotFound` for anything else, soft-deleted rows
 /// included.
 pub(super) fn require_version(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     container_id: i64,
     blob: &BlobName,
     snapshot: Option<&str>,
     version_id: Option<&str>,
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {
+    let conn = conn.sqlite()?;
     match version_id {
         Some(v) => match meta::get_version(conn, container_id, blob.as_str(), v)? {
             Some(row) if row.committed && row.deleted.is_none() => Ok(row),
@@ -619,11 +622,12 @@ fn check_stated_md5(stated: Option<&[u8]>, computed: [u8; 16]) -> Result<()> {
 /// type wins (an append blob over a block blob and the other way round).
 /// Returns the existing base row and the lease record the new version keeps.
 pub(super) fn check_put(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     container_id: i64,
     input: &PutBlobInput,
     now: std::time::SystemTime,
 ) -> Result<(Option<BlobRow>, LeaseRecord)> {
+    let conn = conn.sqlite()?;
     // An expired blob is absent; the commit transaction removes it first
     // (`purge_if_expired`), so the new version starts afresh.
     let existing = meta::get_blob(conn, container_id, input.blob.as_str(), None)?
@@ -647,10 +651,11 @@ pub(super) fn check_put(
 /// The read path shared by Get Blob and Get Blob Properties: the committed
 /// version, its conditions (304/412) and the read rule of its lease.
 pub(super) fn read_checked(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     input: &GetBlobInput,
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {
+    let conn = conn.sqlite()?;
     let container_id = meta::container_id(conn, &input.account, input.container.as_str())?;
     let row = require_version(
         conn,

@@ -1,5 +1,6 @@
 //! Container operations (docs/wire/containers.md).
 
+use crate::meta::sql::Sql;
 use std::time::Duration;
 
 use stowage_leases::{Access, LeaseId, Resource};
@@ -104,13 +105,14 @@ fn current(row: &ContainerRow) -> Current<'_> {
 /// order: the container exists, the conditions of `kind` hold, and the lease
 /// rule of `access` allows the presented id.
 fn checked_container(
-    tx: &rusqlite::Connection,
+    tx: &dyn Sql,
     (account, container): (&str, &ContainerName),
     conds: &Conditions,
     kind: ConditionKind,
     (lease_id, access): (Option<&LeaseId>, Access),
     now: std::time::SystemTime,
 ) -> Result<ContainerRow> {
+    let tx = tx.sqlite()?;
     let row = meta::require_container(tx, account, container.as_str())?;
     conditions::evaluate(conds, Some(current(&row)), kind)?;
     stowage_leases::check(&row.lease, lease_id, access, Resource::Container, now)?;

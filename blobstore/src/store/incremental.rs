@@ -5,6 +5,7 @@
 //! source snapshot's extents (its page map rows are copied), so only the
 //! differences are ever stored.
 
+use crate::meta::sql::Sql;
 use std::time::Duration;
 
 use stowage_leases::{LeaseId, LeaseRecord};
@@ -52,7 +53,8 @@ pub struct IncrementalCopyBlobOutput {
 /// The source row, read with the rules of Copy Blob: with the account's own
 /// credentials a missing source is answered as a read of it; otherwise
 /// missing and unreadable look alike.
-fn source_row(conn: &rusqlite::Connection, src: &CopySource) -> Result<meta::BlobRow> {
+fn source_row(conn: &dyn Sql, src: &CopySource) -> Result<meta::BlobRow> {
+    let conn = conn.sqlite()?;
     let missing = |e: Error| match src.access {
         SourceAccess::Account => e,
         SourceAccess::Granted | SourceAccess::Public => Error::CannotVerifyCopySource,
@@ -80,11 +82,12 @@ fn source_row(conn: &rusqlite::Connection, src: &CopySource) -> Result<meta::Blo
 /// A snapshot id for blob `name` at `now` that no snapshot has yet (a
 /// second one in the same 100 ns tick moves to the next tick).
 fn free_snapshot_id(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     now: std::time::SystemTime,
 ) -> Result<String> {
+    let conn = conn.sqlite()?;
     let mut at = now;
     let mut id = iso8601_7(at);
     while meta::get_blob(conn, container_id, name, Some(&id))?.is_some() {

@@ -93,6 +93,10 @@ pub struct StoreConfig {
     pub versioning: Versioning,
     /// Told how long each metadata and object-store call takes.
     pub observer: Option<Arc<dyn StoreObserver>>,
+    /// A PostgreSQL database for the metadata (cluster mode): its
+    /// connection string. `None` keeps the metadata in SQLite, in the data
+    /// directory (or in memory).
+    pub metadata: Option<String>,
 }
 
 /// The default [`StoreConfig::rehydrate_delay`].
@@ -113,6 +117,7 @@ impl StoreConfig {
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
             versioning: Versioning::default(),
             observer: None,
+            metadata: None,
         }
     }
 
@@ -126,6 +131,7 @@ impl StoreConfig {
             rehydrate_delay: DEFAULT_REHYDRATE_DELAY,
             versioning: Versioning::default(),
             observer: None,
+            metadata: None,
         }
     }
 
@@ -150,6 +156,13 @@ impl StoreConfig {
     /// Reports the duration of every backend call to `observer`.
     pub fn with_observer(mut self, observer: Arc<dyn StoreObserver>) -> StoreConfig {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Keeps the metadata in the PostgreSQL database at `url` (cluster
+    /// mode, `docs/cluster.md`).
+    pub fn with_metadata(mut self, url: impl Into<String>) -> StoreConfig {
+        self.metadata = Some(url.into());
         self
     }
 
@@ -212,7 +225,10 @@ impl Store {
                 Some(dir) => {
                     let objects_dir = Self::objects_dir(dir)?;
                     let space = Arc::new(Space::open(dir, config.disk_reserve, clock.clone())?);
-                    let db = Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?;
+                    let db = match &config.metadata {
+                        Some(url) => Db::open_postgres(url, space.clone()).await?,
+                        None => Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?,
+                    };
                     let objects = match objects {
                         Some(o) => o,
                         None => Arc::new(
@@ -224,8 +240,12 @@ impl Store {
                 }
                 None => {
                     let space = Arc::new(Space::none(clock.clone()));
+                    let db = match &config.metadata {
+                        Some(url) => Db::open_postgres(url, space.clone()).await?,
+                        None => Db::open(None, space.clone())?,
+                    };
                     (
-                        Db::open(None, space.clone())?,
+                        db,
                         objects.unwrap_or_else(|| Arc::new(object_store::memory::InMemory::new())),
                         None,
                         space,

@@ -4,6 +4,7 @@
 //! (rows in the metadata store) says which extent each written page reads,
 //! so disk use follows what was written, not the declared size.
 
+use crate::meta::sql::Sql;
 use std::ops::Range;
 
 use bytes::Bytes;
@@ -162,10 +163,8 @@ pub struct SetPageBlobPropertiesOutput {
 }
 
 /// The page properties of a stored version (`None` unless a page blob).
-pub(crate) fn page_properties(
-    conn: &rusqlite::Connection,
-    row: &BlobRow,
-) -> Result<Option<PageProperties>> {
+pub(crate) fn page_properties(conn: &dyn Sql, row: &BlobRow) -> Result<Option<PageProperties>> {
+    let conn = conn.sqlite()?;
     if row.blob_type != BlobType::PageBlob {
         return Ok(None);
     }
@@ -178,7 +177,8 @@ pub(crate) fn page_properties(
 }
 
 /// The page row of a page blob, or `InvalidBlobType`.
-fn require_page_blob(conn: &rusqlite::Connection, row: &BlobRow) -> Result<PageRow> {
+fn require_page_blob(conn: &dyn Sql, row: &BlobRow) -> Result<PageRow> {
+    let conn = conn.sqlite()?;
     if row.blob_type != BlobType::PageBlob {
         return Err(Error::InvalidBlobType);
     }
@@ -188,11 +188,12 @@ fn require_page_blob(conn: &rusqlite::Connection, row: &BlobRow) -> Result<PageR
 /// The checks of Put Page against the current state, in order:
 /// conditions, lease, blob type, incremental copy, range, sequence number.
 fn check_page_write(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     row: &mut BlobRow,
     input: &PutPageInput,
     now: std::time::SystemTime,
 ) -> Result<PageRow> {
+    let conn = conn.sqlite()?;
     conditions::evaluate(&input.conditions, Some(current(row)), ConditionKind::Write)?;
     super::tags::check_if_tags(conn, &input.conditions, Some(row.id), ConditionKind::Write)?;
     row.lease = lease_after_write(Some(row), input.lease_id.as_ref(), now)?;
@@ -210,12 +211,13 @@ fn check_page_write(
 /// Makes `range` of blob `blob_id` read as `new` (or zeros), and records
 /// the extents nothing reads any more as garbage.
 fn rewrite(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     range: Range<u64>,
     new: Option<Run>,
     now: std::time::SystemTime,
 ) -> Result<()> {
+    let conn = conn.sqlite()?;
     let overlapping = meta::runs_in(conn, blob_id, &range)?;
     let edit = map::overwrite(&overlapping, range, new);
     meta::apply_edit(conn, blob_id, &edit)?;
@@ -493,11 +495,12 @@ impl Store {
 /// The written ranges of `blob_id` in `window`, touching runs merged, at
 /// most `limit`; and where the next page starts when more follow.
 fn list_ranges(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     window: &Range<u64>,
     limit: usize,
 ) -> Result<(Vec<PageRangeItem>, Option<u64>)> {
+    let conn = conn.sqlite()?;
     let mut ranges: Vec<Range<u64>> = Vec::new();
     let mut next = None;
     meta::for_each_run(conn, blob_id, window, |run| {
@@ -525,12 +528,13 @@ fn list_ranges(
 /// What changed in `window` between blob versions `old` and `new`, at most
 /// `limit` stretches, and where the next page starts.
 fn diff_ranges(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     old: i64,
     new: i64,
     window: &Range<u64>,
     limit: usize,
 ) -> Result<(Vec<PageRangeItem>, Option<u64>)> {
+    let conn = conn.sqlite()?;
     let clip =
         |runs: Vec<Run>| -> Vec<Run> { runs.iter().filter_map(|r| r.clip(window)).collect() };
     let before = clip(meta::runs_in(conn, old, window)?);

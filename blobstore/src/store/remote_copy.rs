@@ -13,6 +13,7 @@
 //! extent is dropped. A restart ends every pending copy as failed (the
 //! fetch is gone), so no copy stays pending for ever.
 
+use crate::meta::sql::Sql;
 use bytes::Bytes;
 use futures::Stream;
 use stowage_leases::{LeaseDuration, LeaseId, LeaseRecord};
@@ -363,10 +364,11 @@ impl Store {
 /// The destination checks of a copy: its container, the conditions, the
 /// lease (infinite only, as for every copy) and its type (a block blob).
 fn check_destination(
-    tx: &rusqlite::Connection,
+    tx: &dyn Sql,
     input: &RemoteCopyInput,
     now: std::time::SystemTime,
 ) -> Result<(i64, Option<BlobRow>, LeaseRecord)> {
+    let tx = tx.sqlite()?;
     let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
     let dest = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
     let committed = dest.as_ref().filter(|r| r.committed);
@@ -425,7 +427,7 @@ fn new_blob(
 /// Writes the destination's new content (keeping the replaced one as a
 /// version or soft-deleted snapshot as the account asks) and its tags.
 fn write_row(
-    tx: &rusqlite::Connection,
+    tx: &dyn Sql,
     cid: i64,
     dest: Option<BlobRow>,
     new: &mut NewBlob,
@@ -433,6 +435,7 @@ fn write_row(
     keeping: super::versions::Keeping,
     now: std::time::SystemTime,
 ) -> Result<i64> {
+    let tx = tx.sqlite()?;
     let replaced = dest.is_some();
     let id = super::versions::write_base(tx, cid, dest.as_ref(), new, keeping, now)?;
     if replaced || !tags.is_empty() {

@@ -6,10 +6,9 @@
 //! `blob_extents`, no bytes), so the garbage rule stays the one of
 //! snapshots: an extent is garbage once no row of any kind names it.
 
+use crate::meta::sql::Sql;
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
-
-use rusqlite::Connection;
 
 use super::Store;
 use crate::meta::{self, BlobRow, DeleteRetention, Hidden, NewBlob, Restore};
@@ -71,7 +70,8 @@ pub struct UndeleteBlobInput {
 
 impl Store {
     /// What `account` keeps, read in transaction `tx`.
-    pub(crate) fn keeping(&self, tx: &Connection, account: &str) -> Result<Keeping> {
+    pub(crate) fn keeping(&self, tx: &dyn Sql, account: &str) -> Result<Keeping> {
+        let tx = tx.sqlite()?;
         Ok(Keeping {
             versioning: self.inner.config.versioning.enabled(account),
             retention: meta::delete_retention(tx, account)?,
@@ -144,12 +144,13 @@ impl Store {
 /// any other as a snapshot named by its deletion stamp; soft-deleted
 /// snapshots come back as snapshots, soft-deleted versions as versions.
 fn undelete_rows(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     name: &str,
     mut has_base: bool,
     hidden: Vec<BlobRow>,
 ) -> Result<()> {
+    let tx = tx.sqlite()?;
     // Newest soft-deleted base first: it is the one that becomes the blob.
     let mut rows: Vec<BlobRow> = hidden.into_iter().filter(|r| r.deleted.is_some()).collect();
     rows.sort_by_key(|r| std::cmp::Reverse(r.deleted.map(|d| d.0)));
@@ -181,11 +182,12 @@ fn undelete_rows(
 /// A snapshot id for `name` from `at`, moved on by 100 ns ticks past any
 /// live or soft-deleted snapshot that has it.
 pub(crate) fn unique_snapshot_id(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     name: &str,
     mut at: SystemTime,
 ) -> Result<String> {
+    let tx = tx.sqlite()?;
     loop {
         let id = iso8601_7(at);
         if meta::get_blob(tx, cid, name, Some(&id))?.is_none()
@@ -200,12 +202,13 @@ pub(crate) fn unique_snapshot_id(
 /// A version id for `name` from `at` (the service forms version ids like
 /// snapshot ids), moved on past any version that has it.
 pub(crate) fn unique_version_id(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     name: &str,
     current: Option<&str>,
     mut at: SystemTime,
 ) -> Result<String> {
+    let tx = tx.sqlite()?;
     loop {
         let id = iso8601_7(at);
         if current != Some(id.as_str())
@@ -222,12 +225,13 @@ pub(crate) fn unique_version_id(
 /// snapshot with soft delete on (what the service keeps of an overwrite),
 /// else not at all.
 pub(crate) fn keep_replaced(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     old: &BlobRow,
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<()> {
+    let tx = tx.sqlite()?;
     if keeping.versioning {
         let vid = match &old.version_id {
             Some(v) => v.clone(),
@@ -249,13 +253,14 @@ pub(crate) fn keep_replaced(
 /// garbage. Returns the base row's id. The one path by which every write
 /// that creates content (Put Blob, Put Block List, Copy Blob) stores it.
 pub(crate) fn write_base(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     existing: Option<&BlobRow>,
     new: &mut NewBlob,
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<i64> {
+    let tx = tx.sqlite()?;
     next_version(tx, cid, existing, new, keeping, now)?;
     match existing {
         Some(r) => {
@@ -272,13 +277,14 @@ pub(crate) fn write_base(
 /// version id: the first half of [`write_base`], for writers that replace
 /// the row themselves.
 pub(crate) fn next_version(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     existing: Option<&BlobRow>,
     new: &mut NewBlob,
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<()> {
+    let tx = tx.sqlite()?;
     let committed = existing.filter(|r| r.committed);
     // The replaced version is kept first: when it gets its id only now
     // (written before versioning was on), the new id must differ from it.
@@ -302,12 +308,13 @@ pub(crate) fn next_version(
 /// becomes a previous version with versioning on, a soft-deleted blob with
 /// soft delete on, or is gone. Returns whether the deletion was permanent.
 pub(crate) fn delete_base(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     row: &BlobRow,
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<bool> {
+    let tx = tx.sqlite()?;
     if keeping.versioning && row.committed {
         let vid = match &row.version_id {
             Some(v) => v.clone(),
@@ -333,11 +340,12 @@ pub(crate) fn delete_base(
 /// Deletes one snapshot or previous version: soft-deleted with soft delete
 /// on, else gone. Returns whether the deletion was permanent.
 pub(crate) fn delete_kept(
-    tx: &Connection,
+    tx: &dyn Sql,
     row: &BlobRow,
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<bool> {
+    let tx = tx.sqlite()?;
     match (keeping.deleted(now), row.hidden) {
         (Some((at, purge)), Some(_)) => {
             meta::mark_deleted(tx, row.id, at, purge)?;
@@ -360,12 +368,13 @@ pub(crate) fn delete_kept(
 /// Delete Blob with `deletetype=permanent`: deletes a soft-deleted snapshot
 /// or version at once, when the account's policy allows it.
 pub(crate) fn delete_permanently(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     input: &super::DeleteBlobInput,
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<bool> {
+    let tx = tx.sqlite()?;
     if !keeping.retention.is_some_and(|r| r.allow_permanent_delete) {
         return Err(Error::PermanentDeleteNotAllowed);
     }

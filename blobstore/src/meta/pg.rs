@@ -1,0 +1,279 @@
+//! PostgreSQL behind [`Sql`]: the metadata database of cluster mode, where
+//! several server nodes share one database (`docs/cluster.md`, "Metadata"
+//! and "Consistency").
+//!
+//! A [`PgConnection`] is one synchronous `postgres` client with its cache
+//! of prepared statements; it is used from one thread at a time, like a
+//! SQLite connection. [`PgConnection::write`] runs a closure in a
+//! SERIALIZABLE transaction and runs it again when PostgreSQL reports a
+//! serialization failure or a deadlock, so two nodes racing on one row end
+//! like two writers on one SQLite database: one wins, the other sees the
+//! winner's row.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use bytes::BytesMut;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
+use postgres::{Client, IsolationLevel, NoTls, Statement, Transaction};
+
+use super::sql::{Dialect, Sql, SqlRow, Value, ValueRef, dollar_placeholders};
+use crate::{Error, Result};
+
+/// The advisory lock every write transaction takes ("stowage!" in ASCII).
+const WRITE_LOCK: i64 = 0x73_74_6f_77_61_67_65_21;
+
+/// One connection to the metadata database.
+pub(crate) struct PgConnection {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+impl std::fmt::Debug for PgConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgConnection").finish_non_exhaustive()
+    }
+}
+
+impl PgConnection {
+    /// Connects to `url` (`postgres://USER@HOST:PORT/DB`, or the key=value
+    /// form; `host` may be a directory holding the server's socket).
+    pub(crate) fn connect(url: &str) -> Result<PgConnection> {
+        Ok(PgConnection {
+            client: Client::connect(url, NoTls)?,
+            statements: HashMap::new(),
+        })
+    }
+
+    /// Runs `f` in a write transaction and commits it. The transaction is
+    /// SERIALIZABLE and first takes the cluster's write lock (a
+    /// transaction-level advisory lock), so write transactions of every
+    /// node run one after another, as on SQLite's single writer: the rows
+    /// `f` reads cannot change before it writes. A serialization failure or
+    /// deadlock (which the lock leaves only to statements outside Stowage)
+    /// fails the write rather than running `f` twice.
+    pub(crate) fn write<T>(&mut self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+        let mut f = Some(f);
+        self.run(IsolationLevel::Serializable, &mut |sql| {
+            sql.execute(&format!("SELECT pg_advisory_xact_lock({WRITE_LOCK})"), &[])?;
+            (f.take().expect("a write runs once"))(sql)
+        })
+    }
+
+    /// Runs `f` in a read-only transaction (one snapshot for all its reads).
+    pub(crate) fn read<T>(&mut self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+        let mut f = Some(f);
+        self.run(IsolationLevel::RepeatableRead, &mut |sql| {
+            (f.take().expect("a read runs once"))(sql)
+        })
+    }
+
+    fn run<T>(
+        &mut self,
+        isolation: IsolationLevel,
+        f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
+    ) -> Result<T> {
+        let tx = self
+            .client
+            .build_transaction()
+            .isolation_level(isolation)
+            .start()?;
+        let session = PgSession {
+            tx: RefCell::new(tx),
+            statements: RefCell::new(&mut self.statements),
+        };
+        let out = f(&session)?;
+        session.tx.into_inner().commit()?;
+        Ok(out)
+    }
+
+    /// Runs `batch` (several statements, no parameters) outside any
+    /// transaction of ours.
+    pub(crate) fn batch(&mut self, batch: &str) -> Result<()> {
+        Ok(self.client.batch_execute(batch)?)
+    }
+}
+
+/// An open transaction, as [`Sql`].
+struct PgSession<'c> {
+    tx: RefCell<Transaction<'c>>,
+    statements: RefCell<&'c mut HashMap<String, Statement>>,
+}
+
+impl PgSession<'_> {
+    fn statement(&self, sql: &str) -> Result<Statement> {
+        if let Some(s) = self.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let prepared = self.tx.borrow_mut().prepare(&dollar_placeholders(sql))?;
+        self.statements
+            .borrow_mut()
+            .insert(sql.to_owned(), prepared.clone());
+        Ok(prepared)
+    }
+}
+
+impl Sql for PgSession<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn execute(&self, sql: &str, params: &[Value<'_>]) -> Result<usize> {
+        let stmt = self.statement(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let n = self.tx.borrow_mut().execute(&stmt, &refs)?;
+        Ok(n as usize)
+    }
+
+    fn each(
+        &self,
+        sql: &str,
+        params: &[Value<'_>],
+        f: &mut dyn FnMut(&dyn SqlRow) -> Result<bool>,
+    ) -> Result<()> {
+        let stmt = self.statement(sql)?;
+        let mut tx = self.tx.borrow_mut();
+        let mut rows = tx.query_raw(&stmt, params.iter())?;
+        while let Some(row) = rows.next()? {
+            let values = (0..row.len())
+                .map(|i| row.try_get::<_, Owned>(i))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            if !f(&PgRow(values))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn sqlite(&self) -> Result<&rusqlite::Connection> {
+        Err(Error::Internal(
+            "this operation is not available on the PostgreSQL metadata database yet".into(),
+        ))
+    }
+}
+
+impl ToSql for Value<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match *self {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Int(i) => match *ty {
+                Type::INT4 => i32::try_from(i)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(i)?.to_sql(ty, out),
+                Type::BOOL => (i != 0).to_sql(ty, out),
+                Type::FLOAT8 => (i as f64).to_sql(ty, out),
+                _ => i.to_sql(ty, out),
+            },
+            Value::Real(r) => r.to_sql(ty, out),
+            Value::Text(s) => s.to_sql(ty, out),
+            Value::Blob(b) => b.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+/// A column as read from PostgreSQL.
+enum Owned {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl<'a> FromSql<'a> for Owned {
+    fn from_sql(
+        ty: &Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Owned, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(match *ty {
+            Type::INT8 => Owned::Int(i64::from_sql(ty, raw)?),
+            Type::INT4 => Owned::Int(i32::from_sql(ty, raw)?.into()),
+            Type::INT2 => Owned::Int(i16::from_sql(ty, raw)?.into()),
+            Type::BOOL => Owned::Int(bool::from_sql(ty, raw)?.into()),
+            Type::FLOAT8 => Owned::Real(f64::from_sql(ty, raw)?),
+            Type::FLOAT4 => Owned::Real(f32::from_sql(ty, raw)?.into()),
+            Type::BYTEA => Owned::Blob(Vec::from_sql(ty, raw)?),
+            _ => Owned::Text(String::from_sql(ty, raw)?),
+        })
+    }
+
+    fn from_sql_null(
+        _: &Type,
+    ) -> std::result::Result<Owned, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Owned::Null)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+struct PgRow(Vec<Owned>);
+
+impl SqlRow for PgRow {
+    fn value(&self, i: usize) -> Result<ValueRef<'_>> {
+        Ok(match self.0.get(i) {
+            None => return Err(Error::Corrupt(format!("no column {i}"))),
+            Some(Owned::Null) => Value::Null,
+            Some(Owned::Int(v)) => Value::Int(*v),
+            Some(Owned::Real(v)) => Value::Real(*v),
+            Some(Owned::Text(v)) => Value::Text(v),
+            Some(Owned::Blob(v)) => Value::Blob(v),
+        })
+    }
+}
+
+/// Connections to the metadata database, each used by one thread at a
+/// time (the calls run on the blocking pool).
+#[derive(Debug)]
+pub(crate) struct PgPool {
+    connections: Vec<std::sync::Mutex<PgConnection>>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl PgPool {
+    /// Connects `size` times to `url`, after bringing the schema up to date.
+    pub(crate) fn open(url: &str, size: usize) -> Result<PgPool> {
+        let mut first = PgConnection::connect(url)?;
+        super::pg_schema::migrate(&mut first)?;
+        let mut connections = vec![std::sync::Mutex::new(first)];
+        for _ in 1..size {
+            connections.push(std::sync::Mutex::new(PgConnection::connect(url)?));
+        }
+        Ok(PgPool {
+            connections,
+            next: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    /// An idle connection, else the next in turn once it is free.
+    fn connection(&self) -> std::sync::MutexGuard<'_, PgConnection> {
+        if let Some(c) = self.connections.iter().find_map(|c| c.try_lock().ok()) {
+            return c;
+        }
+        let i =
+            self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % self.connections.len();
+        self.connections[i]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+        self.connection().read(f)
+    }
+
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+        self.connection().write(f)
+    }
+}
