@@ -102,15 +102,54 @@ struct PgSession<'c> {
 }
 
 impl PgSession<'_> {
-    fn statement(&self, sql: &str) -> Result<Statement> {
+    /// The prepared statement of `sql`, prepared on first use. PostgreSQL
+    /// infers the type of each parameter from where it stands; where it
+    /// cannot (`?4 IS NULL OR name < ?4` stands first in a place that takes
+    /// any type), the statement is prepared again with the types of the
+    /// values bound this time, a NULL as text. A failed prepare would end
+    /// the transaction, so the first attempt runs in a savepoint.
+    fn statement(&self, sql: &str, params: &[Value<'_>]) -> Result<Statement> {
         if let Some(s) = self.statements.borrow().get(sql) {
             return Ok(s.clone());
         }
-        let prepared = self.tx.borrow_mut().prepare(&dollar_placeholders(sql))?;
+        let text = dollar_placeholders(sql);
+        let mut tx = self.tx.borrow_mut();
+        tx.batch_execute("SAVEPOINT prepare")?;
+        let prepared = match tx.prepare(&text) {
+            Ok(s) => s,
+            Err(e) if untyped(&e) => {
+                tx.batch_execute("ROLLBACK TO SAVEPOINT prepare")?;
+                let types: Vec<Type> = params.iter().map(Value::pg_type).collect();
+                tx.prepare_typed(&text, &types)?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        tx.batch_execute("RELEASE SAVEPOINT prepare")?;
         self.statements
             .borrow_mut()
             .insert(sql.to_owned(), prepared.clone());
         Ok(prepared)
+    }
+}
+
+/// PostgreSQL could not tell the type of a parameter.
+fn untyped(e: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    e.code().is_some_and(|c| {
+        *c == SqlState::INDETERMINATE_DATATYPE || *c == SqlState::AMBIGUOUS_PARAMETER
+    })
+}
+
+impl Value<'_> {
+    /// The type a parameter with this value is declared with when
+    /// PostgreSQL cannot infer one.
+    fn pg_type(&self) -> Type {
+        match self {
+            Value::Int(_) => Type::INT8,
+            Value::Real(_) => Type::FLOAT8,
+            Value::Blob(_) => Type::BYTEA,
+            Value::Null | Value::Text(_) => Type::TEXT,
+        }
     }
 }
 
@@ -120,7 +159,7 @@ impl Sql for PgSession<'_> {
     }
 
     fn execute(&self, sql: &str, params: &[Value<'_>]) -> Result<usize> {
-        let stmt = self.statement(sql)?;
+        let stmt = self.statement(sql, params)?;
         let refs: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
         let n = self.tx.borrow_mut().execute(&stmt, &refs)?;
@@ -133,7 +172,7 @@ impl Sql for PgSession<'_> {
         params: &[Value<'_>],
         f: &mut dyn FnMut(&dyn SqlRow) -> Result<bool>,
     ) -> Result<()> {
-        let stmt = self.statement(sql)?;
+        let stmt = self.statement(sql, params)?;
         let mut tx = self.tx.borrow_mut();
         let mut rows = tx.query_raw(&stmt, params.iter())?;
         while let Some(row) = rows.next()? {
@@ -275,5 +314,75 @@ impl PgPool {
 
     pub(crate) fn write<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
         self.connection().write(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meta::sql::vals;
+    use crate::testing::TempPostgres;
+
+    /// The same statements give the same answers on SQLite and PostgreSQL:
+    /// text sorts by bytes, NULL parameters compare as NULL, booleans are
+    /// integers, bytes round-trip.
+    #[test]
+    fn statements_answer_alike_on_both_databases() {
+        let pg = TempPostgres::start().unwrap();
+        let mut conn = PgConnection::connect(&pg.new_database().unwrap()).unwrap();
+        let sqlite = rusqlite::Connection::open_in_memory().unwrap();
+        let create = "CREATE TABLE t (k TEXT COLLATE \"C\" PRIMARY KEY, n BIGINT, b BYTEA)";
+        conn.batch(create).unwrap();
+        sqlite
+            .execute_batch(
+                &create
+                    .replace("COLLATE \"C\" ", "")
+                    .replace("BYTEA", "BLOB"),
+            )
+            .unwrap();
+        let run = |sql: &dyn Sql| -> Result<Vec<(String, Option<i64>, bool)>> {
+            for (k, n) in [("b", Some(2)), ("B", None), ("é", Some(0)), ("a/", Some(1))] {
+                sql.execute(
+                    "INSERT INTO t (k, n, b) VALUES (?1, ?2, ?3)",
+                    &vals![k, n, &b"\x00\xff"[..]],
+                )?;
+            }
+            let upper: Option<&str> = None;
+            sql.query_map(
+                "SELECT k, n, b = ?2 FROM t WHERE k > ?1 AND (?3 IS NULL OR k < ?3) ORDER BY k",
+                &vals!["A", &b"\x00\xff"[..], upper],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+        };
+        let on_pg = conn.write(run).unwrap();
+        let on_sqlite = run(&sqlite).unwrap();
+        assert_eq!(on_pg, on_sqlite);
+        let keys: Vec<&str> = on_pg.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(keys, ["B", "a/", "b", "é"]);
+    }
+
+    /// Nodes starting together migrate once; a second start finds the schema.
+    #[test]
+    fn the_schema_is_created_once() {
+        let pg = TempPostgres::start().unwrap();
+        let url = pg.new_database().unwrap();
+        let starts: Vec<_> = (0..3)
+            .map(|_| {
+                let url = url.clone();
+                std::thread::spawn(move || PgPool::open(&url, 1).map(|_| ()))
+            })
+            .collect();
+        for s in starts {
+            s.join().unwrap().unwrap();
+        }
+        let mut conn = PgConnection::connect(&url).unwrap();
+        let versions = conn
+            .read(|sql| {
+                sql.query_map("SELECT version FROM stowage_schema", &[], |r| {
+                    r.get::<i64>(0)
+                })
+            })
+            .unwrap();
+        assert_eq!(versions, [1]);
     }
 }
