@@ -199,18 +199,18 @@ impl ToSql for Value<'_> {
         ty: &Type,
         out: &mut BytesMut,
     ) -> std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match *self {
+        match self {
             Value::Null => Ok(IsNull::Yes),
             Value::Int(i) => match *ty {
-                Type::INT4 => i32::try_from(i)?.to_sql(ty, out),
-                Type::INT2 => i16::try_from(i)?.to_sql(ty, out),
-                Type::BOOL => (i != 0).to_sql(ty, out),
-                Type::FLOAT8 => (i as f64).to_sql(ty, out),
+                Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
+                Type::BOOL => (*i != 0).to_sql(ty, out),
+                Type::FLOAT8 => (*i as f64).to_sql(ty, out),
                 _ => i.to_sql(ty, out),
             },
             Value::Real(r) => r.to_sql(ty, out),
-            Value::Text(s) => s.to_sql(ty, out),
-            Value::Blob(b) => b.to_sql(ty, out),
+            Value::Text(s) => s.as_ref().to_sql(ty, out),
+            Value::Blob(b) => b.as_ref().to_sql(ty, out),
         }
     }
 
@@ -267,8 +267,8 @@ impl SqlRow for PgRow {
             Some(Owned::Null) => Value::Null,
             Some(Owned::Int(v)) => Value::Int(*v),
             Some(Owned::Real(v)) => Value::Real(*v),
-            Some(Owned::Text(v)) => Value::Text(v),
-            Some(Owned::Blob(v)) => Value::Blob(v),
+            Some(Owned::Text(v)) => Value::Text(v.as_str().into()),
+            Some(Owned::Blob(v)) => Value::Blob(v.as_slice().into()),
         })
     }
 }
@@ -341,7 +341,12 @@ mod tests {
             )
             .unwrap();
         let run = |sql: &dyn Sql| -> Result<Vec<(String, Option<i64>, bool)>> {
-            for (k, n) in [("b", Some(2)), ("B", None), ("é", Some(0)), ("a/", Some(1))] {
+            for (k, n) in [
+                ("b", Some(2i64)),
+                ("B", None),
+                ("é", Some(0)),
+                ("a/", Some(1)),
+            ] {
                 sql.execute(
                     "INSERT INTO t (k, n, b) VALUES (?1, ?2, ?3)",
                     &vals![k, n, &b"\x00\xff"[..]],

@@ -12,6 +12,8 @@
 //! through [`SqlRow`] as [`ValueRef`]s and are converted with [`FromValue`].
 //! On SQLite nothing is copied on the way: a row is read where it lies.
 
+use std::borrow::Cow;
+
 use rusqlite::types::{ToSqlOutput, ValueRef as SqliteRef};
 
 use crate::{Error, Result};
@@ -37,13 +39,13 @@ impl Dialect {
 }
 
 /// A parameter of a statement.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Value<'a> {
     Null,
     Int(i64),
     Real(f64),
-    Text(&'a str),
-    Blob(&'a [u8]),
+    Text(Cow<'a, str>),
+    Blob(Cow<'a, [u8]>),
 }
 
 /// A column of a row: the same shapes as [`Value`].
@@ -51,25 +53,67 @@ pub(crate) type ValueRef<'a> = Value<'a>;
 
 impl<'a> From<&'a str> for Value<'a> {
     fn from(v: &'a str) -> Self {
-        Value::Text(v)
+        Value::Text(Cow::Borrowed(v))
+    }
+}
+
+impl<'a> From<&&'a str> for Value<'a> {
+    fn from(v: &&'a str) -> Self {
+        Value::Text(Cow::Borrowed(v))
     }
 }
 
 impl<'a> From<&'a String> for Value<'a> {
     fn from(v: &'a String) -> Self {
-        Value::Text(v)
+        Value::Text(Cow::Borrowed(v))
+    }
+}
+
+impl From<String> for Value<'_> {
+    fn from(v: String) -> Self {
+        Value::Text(Cow::Owned(v))
     }
 }
 
 impl<'a> From<&'a [u8]> for Value<'a> {
     fn from(v: &'a [u8]) -> Self {
-        Value::Blob(v)
+        Value::Blob(Cow::Borrowed(v))
     }
 }
 
 impl<'a> From<&'a Vec<u8>> for Value<'a> {
     fn from(v: &'a Vec<u8>) -> Self {
-        Value::Blob(v)
+        Value::Blob(Cow::Borrowed(v))
+    }
+}
+
+impl From<Vec<u8>> for Value<'_> {
+    fn from(v: Vec<u8>) -> Self {
+        Value::Blob(Cow::Owned(v))
+    }
+}
+
+impl From<u32> for Value<'_> {
+    fn from(v: u32) -> Self {
+        Value::Int(i64::from(v))
+    }
+}
+
+impl From<&u32> for Value<'_> {
+    fn from(v: &u32) -> Self {
+        Value::Int(i64::from(*v))
+    }
+}
+
+impl<'a> From<&Option<&'a str>> for Value<'a> {
+    fn from(v: &Option<&'a str>) -> Self {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+impl From<&Option<bool>> for Value<'_> {
+    fn from(v: &Option<bool>) -> Self {
+        v.map_or(Value::Null, Into::into)
     }
 }
 
@@ -114,13 +158,13 @@ where
 
 impl<'a> From<&'a Option<String>> for Value<'a> {
     fn from(v: &'a Option<String>) -> Self {
-        v.as_deref().map_or(Value::Null, Value::Text)
+        v.as_deref().map_or(Value::Null, Into::into)
     }
 }
 
 impl<'a> From<&'a Option<Vec<u8>>> for Value<'a> {
     fn from(v: &'a Option<Vec<u8>>) -> Self {
-        v.as_deref().map_or(Value::Null, Value::Blob)
+        v.as_deref().map_or(Value::Null, Into::into)
     }
 }
 
@@ -138,6 +182,11 @@ macro_rules! vals {
     };
 }
 pub(crate) use vals;
+
+/// The error of a query that must return a row and returned none.
+pub(crate) fn no_rows() -> Error {
+    Error::Internal("a query that returns a row returned none".into())
+}
 
 /// A type a column converts to.
 pub(crate) trait FromValue: Sized {
@@ -176,7 +225,7 @@ impl FromValue for f64 {
 impl FromValue for String {
     fn from_value(v: ValueRef<'_>) -> Result<Self> {
         match v {
-            Value::Text(s) => Ok(s.to_owned()),
+            Value::Text(s) => Ok(s.into_owned()),
             other => Err(mismatch("text", other)),
         }
     }
@@ -185,7 +234,7 @@ impl FromValue for String {
 impl FromValue for Vec<u8> {
     fn from_value(v: ValueRef<'_>) -> Result<Self> {
         match v {
-            Value::Blob(b) => Ok(b.to_vec()),
+            Value::Blob(b) => Ok(b.into_owned()),
             other => Err(mismatch("bytes", other)),
         }
     }
@@ -282,10 +331,10 @@ impl dyn Sql + '_ {
 
 impl rusqlite::ToSql for Value<'_> {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::Borrowed(match *self {
+        Ok(ToSqlOutput::Borrowed(match self {
             Value::Null => SqliteRef::Null,
-            Value::Int(i) => SqliteRef::Integer(i),
-            Value::Real(r) => SqliteRef::Real(r),
+            Value::Int(i) => SqliteRef::Integer(*i),
+            Value::Real(r) => SqliteRef::Real(*r),
             Value::Text(s) => SqliteRef::Text(s.as_bytes()),
             Value::Blob(b) => SqliteRef::Blob(b),
         }))
@@ -298,10 +347,10 @@ impl SqlRow for rusqlite::Row<'_> {
             SqliteRef::Null => Value::Null,
             SqliteRef::Integer(i) => Value::Int(i),
             SqliteRef::Real(r) => Value::Real(r),
-            SqliteRef::Text(t) => Value::Text(
+            SqliteRef::Text(t) => Value::Text(Cow::Borrowed(
                 std::str::from_utf8(t).map_err(|e| Error::Corrupt(format!("text column: {e}")))?,
-            ),
-            SqliteRef::Blob(b) => Value::Blob(b),
+            )),
+            SqliteRef::Blob(b) => Value::Blob(Cow::Borrowed(b)),
         })
     }
 }
