@@ -68,7 +68,6 @@ impl WrittenExtent {
         inline: Option<&Bytes>,
         conn: &dyn Sql,
     ) -> Result<()> {
-        let conn = conn.sqlite()?;
         match (id, inline) {
             (Some(id), Some(data)) => crate::meta::put_inline(conn, id, data),
             _ => Ok(()),

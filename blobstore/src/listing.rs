@@ -179,7 +179,6 @@ pub(crate) fn list_containers(
     input: &ListContainersInput,
     now: SystemTime,
 ) -> Result<ListContainersOutput> {
-    let conn = conn.sqlite()?;
     let after = match &input.marker {
         Some(ListingMarker::After { name, .. }) => Some(name.as_str()),
         _ => None,

@@ -1,7 +1,6 @@
 //! SQL for staged (uncommitted) blocks and committed block lists.
 
-use super::sql::Sql;
-use rusqlite::{OptionalExtension, params};
+use super::sql::{Sql, SqlRow, vals};
 
 use crate::Result;
 use crate::timestamps::to_nanos;
@@ -43,28 +42,29 @@ pub(crate) fn stage_block(
     block: &BlockRow,
     now: std::time::SystemTime,
 ) -> Result<Option<String>> {
-    let conn = conn.sqlite()?;
     let old = staged_block(conn, blob_id, &block.block_id)?.map(|b| b.extent);
-    conn.prepare_cached(STAGE)?.execute(params![
-        blob_id,
-        block.block_id,
-        block.extent,
-        block.len as i64,
-        to_nanos(now)
-    ])?;
-    conn.prepare_cached(COUNT_STAGING)?.execute(params![
-        blob_id,
-        i64::from(old.is_none()),
-        to_nanos(now)
-    ])?;
+    conn.execute(
+        STAGE,
+        &vals![
+            &blob_id,
+            &block.block_id,
+            &block.extent,
+            block.len as i64,
+            to_nanos(now)
+        ],
+    )?;
+    conn.execute(
+        COUNT_STAGING,
+        &vals![&blob_id, i64::from(old.is_none()), to_nanos(now)],
+    )?;
     Ok(old)
 }
 
-fn block_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BlockRow> {
+fn block_row(r: &dyn SqlRow) -> Result<BlockRow> {
     Ok(BlockRow {
         block_id: r.get(0)?,
         extent: r.get(1)?,
-        len: r.get::<_, i64>(2)? as u64,
+        len: r.get::<i64>(2)? as u64,
     })
 }
 
@@ -74,11 +74,7 @@ pub(crate) fn staged_block(
     blob_id: i64,
     block_id: &str,
 ) -> Result<Option<BlockRow>> {
-    let conn = conn.sqlite()?;
-    Ok((conn
-        .prepare_cached(STAGED_BLOCK)?
-        .query_row(params![blob_id, block_id], block_row))
-    .optional()?)
+    conn.query_row(STAGED_BLOCK, &vals![&blob_id, &block_id], block_row)
 }
 
 /// The block `block_id` of a blob version's committed list, if there.
@@ -87,66 +83,55 @@ pub(crate) fn committed_block(
     blob_id: i64,
     block_id: &str,
 ) -> Result<Option<BlockRow>> {
-    let conn = conn.sqlite()?;
-    Ok((conn
-        .prepare_cached(COMMITTED_BLOCK)?
-        .query_row(params![blob_id, block_id], block_row))
-    .optional()?)
+    conn.query_row(COMMITTED_BLOCK, &vals![&blob_id, &block_id], block_row)
 }
 
 /// The id of some uncommitted block of the blob (all of them decode to the
 /// same length, so any one tells that length).
 pub(crate) fn any_staged_block_id(conn: &dyn Sql, blob_id: i64) -> Result<Option<String>> {
-    let conn = conn.sqlite()?;
-    Ok((conn
-        .prepare_cached(ANY_STAGED_ID)?
-        .query_row(params![blob_id], |r| r.get(0)))
-    .optional()?)
+    conn.query_row(ANY_STAGED_ID, &vals![&blob_id], |r| r.get(0))
 }
 
 /// The uncommitted blocks of a blob, sorted by id.
 pub(crate) fn uncommitted_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<BlockRow>> {
-    let conn = conn.sqlite()?;
-    let mut stmt = conn.prepare_cached(
+    let rows = conn.query_map(
         "SELECT block_id, extent, len FROM blocks WHERE blob_id = ?1 ORDER BY block_id",
+        &vals![&blob_id],
+        block_row,
     )?;
-    let rows = stmt.query_map(params![blob_id], block_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// How many uncommitted blocks the blob has (one row read).
 pub(crate) fn count_uncommitted(conn: &dyn Sql, blob_id: i64) -> Result<u64> {
-    let conn = conn.sqlite()?;
-    let n: Option<i64> = (conn
-        .prepare_cached(COUNT_STAGED)?
-        .query_row(params![blob_id], |r| r.get(0)))
-    .optional()?;
+    let n: Option<i64> = conn.query_row(COUNT_STAGED, &vals![&blob_id], |r| r.get(0))?;
     Ok(n.unwrap_or(0) as u64)
 }
 
 /// Deletes every uncommitted block of the blob; returns their extents.
 pub(crate) fn take_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<String>> {
-    let conn = conn.sqlite()?;
-    let extents: Vec<String> = conn
-        .prepare_cached("SELECT extent FROM blocks WHERE blob_id = ?1")?
-        .query_map(params![blob_id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    conn.prepare_cached("DELETE FROM blocks WHERE blob_id = ?1")?
-        .execute(params![blob_id])?;
-    conn.prepare_cached("DELETE FROM staged_counts WHERE blob_id = ?1")?
-        .execute(params![blob_id])?;
+    let extents: Vec<String> = conn.query_map(
+        "SELECT extent FROM blocks WHERE blob_id = ?1",
+        &vals![&blob_id],
+        |r| r.get(0),
+    )?;
+    conn.execute("DELETE FROM blocks WHERE blob_id = ?1", &vals![&blob_id])?;
+    conn.execute(
+        "DELETE FROM staged_counts WHERE blob_id = ?1",
+        &vals![&blob_id],
+    )?;
     Ok(extents)
 }
 
 /// The committed block list of a blob version, in order.
 pub(crate) fn committed_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<BlockRow>> {
-    let conn = conn.sqlite()?;
-    let mut stmt = conn.prepare_cached(
+    let rows = conn.query_map(
         "SELECT block_id, extent, len FROM blob_extents
          WHERE blob_id = ?1 AND block_id IS NOT NULL ORDER BY seq",
+        &vals![&blob_id],
+        block_row,
     )?;
-    let rows = stmt.query_map(params![blob_id], block_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// Base blobs whose newest staged block is older than `cutoff`: their
@@ -157,10 +142,10 @@ pub(crate) fn blobs_with_stale_blocks(
     cutoff: std::time::SystemTime,
     limit: usize,
 ) -> Result<Vec<i64>> {
-    let conn = conn.sqlite()?;
-    let mut stmt = conn.prepare_cached(STALE_BLOBS)?;
-    let rows = stmt.query_map(params![to_nanos(cutoff), limit as i64], |r| r.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let rows = conn.query_map(STALE_BLOBS, &vals![to_nanos(cutoff), limit as i64], |r| {
+        r.get(0)
+    })?;
+    Ok(rows)
 }
 
 #[cfg(test)]

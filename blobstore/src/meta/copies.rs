@@ -1,8 +1,7 @@
 //! SQL for copies from other hosts: the state of a copy is kept in the
 //! copy columns of its destination row (status, description, progress).
 
-use super::sql::Sql;
-use rusqlite::params;
+use super::sql::{Sql, vals};
 
 use crate::timestamps::to_nanos;
 use crate::{CopyStatus, Result};
@@ -16,13 +15,11 @@ pub(crate) fn record_copy_progress(
     copy_id: &str,
     progress: &str,
 ) -> Result<bool> {
-    let conn = conn.sqlite()?;
-    let n = conn
-        .prepare_cached(
-            "UPDATE blobs SET copy_progress = ?3
+    let n = conn.execute(
+        "UPDATE blobs SET copy_progress = ?3
              WHERE id = ?1 AND copy_id = ?2 AND copy_status = 'pending'",
-        )?
-        .execute(params![blob_id, copy_id, progress])?;
+        &vals![&blob_id, &copy_id, &progress],
+    )?;
     Ok(n == 1)
 }
 
@@ -35,28 +32,24 @@ pub(crate) fn end_copy(
     description: Option<&str>,
     now: std::time::SystemTime,
 ) -> Result<()> {
-    let conn = conn.sqlite()?;
-    conn.prepare_cached(
+    conn.execute(
         "UPDATE blobs SET copy_status = ?2, copy_status_description = ?3,
             copy_completion_time = ?4
          WHERE id = ?1",
-    )?
-    .execute(params![
-        blob_id,
-        status.as_str(),
-        description,
-        to_nanos(now)
-    ])?;
+        &vals![&blob_id, status.as_str(), &description, to_nanos(now)],
+    )?;
     Ok(())
 }
 
 /// Whether any copy is pending (read before [`fail_pending_copies`], which
 /// writes).
 pub(crate) fn any_pending_copy(conn: &dyn Sql) -> Result<bool> {
-    let conn = conn.sqlite()?;
-    Ok(conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM blobs WHERE copy_status = 'pending')")?
-        .query_row([], |r| r.get(0))?)
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM blobs WHERE copy_status = 'pending')",
+        &[],
+        |r| r.get(0),
+    )?
+    .ok_or_else(super::sql::no_rows)
 }
 
 /// Ends every pending copy as failed with `description` (a restart
@@ -66,27 +59,23 @@ pub(crate) fn fail_pending_copies(
     description: &str,
     now: std::time::SystemTime,
 ) -> Result<usize> {
-    let conn = conn.sqlite()?;
-    Ok(conn
-        .prepare_cached(
-            "UPDATE blobs SET copy_status = 'failed', copy_status_description = ?1,
+    conn.execute(
+        "UPDATE blobs SET copy_status = 'failed', copy_status_description = ?1,
                 copy_completion_time = ?2
              WHERE copy_status = 'pending'",
-        )?
-        .execute(params![description, to_nanos(now)])?)
+        &vals![&description, to_nanos(now)],
+    )
 }
 
 /// The blob row `id`, if it still exists (a copy checks its copy id on it:
 /// a deleted row's id may be taken by another blob).
 pub(crate) fn get_blob_by_id(conn: &dyn Sql, id: i64) -> Result<Option<super::BlobRow>> {
-    let conn = conn.sqlite()?;
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {} FROM blobs WHERE id = ?1",
-        super::blobs::BLOB_COLUMNS
-    ))?;
-    let mut rows = stmt.query(params![id])?;
-    match rows.next()? {
-        Some(row) => Ok(Some(super::blobs::read_blob_row(row)?)),
-        None => Ok(None),
-    }
+    conn.query_row(
+        &format!(
+            "SELECT {} FROM blobs WHERE id = ?1",
+            super::blobs::BLOB_COLUMNS
+        ),
+        &vals![id],
+        super::blobs::read_blob_row,
+    )
 }

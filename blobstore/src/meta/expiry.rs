@@ -1,9 +1,7 @@
 //! SQL for blob expiry times (column `blobs.expires_at`, schema version 12).
 
-use super::sql::Sql;
+use super::sql::{Sql, vals};
 use std::time::SystemTime;
-
-use rusqlite::params;
 
 use crate::Result;
 use crate::timestamps::to_nanos;
@@ -11,9 +9,10 @@ use crate::timestamps::to_nanos;
 /// Sets (or with `None` clears) the expiry time of base blob `id`; its
 /// ETag and Last-Modified stay as they are.
 pub(crate) fn set_expiry(conn: &dyn Sql, id: i64, at: Option<SystemTime>) -> Result<()> {
-    let conn = conn.sqlite()?;
-    conn.prepare_cached("UPDATE blobs SET expires_at = ?2 WHERE id = ?1")?
-        .execute(params![id, at.map(to_nanos)])?;
+    conn.execute(
+        "UPDATE blobs SET expires_at = ?2 WHERE id = ?1",
+        &vals![&id, at.map(to_nanos)],
+    )?;
     Ok(())
 }
 
@@ -24,17 +23,13 @@ pub(crate) fn blobs_due_to_expire(
     now: SystemTime,
     limit: usize,
 ) -> Result<Vec<(i64, i64, String)>> {
-    let conn = conn.sqlite()?;
-    let mut stmt = conn.prepare_cached(
+    let rows = conn.query_map(
         "SELECT id, container_id, name FROM blobs
          WHERE expires_at IS NOT NULL AND expires_at <= ?1
          ORDER BY expires_at LIMIT ?2",
+        &vals![to_nanos(now), limit as i64],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
-    let rows = stmt
-        .query_map(params![to_nanos(now), limit as i64], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
     Ok(rows)
 }
 
@@ -47,7 +42,6 @@ pub(crate) fn remove_expired_blob(
     container_id: i64,
     name: &str,
 ) -> Result<Vec<String>> {
-    let conn = conn.sqlite()?;
     let mut extents = super::delete_snapshots(conn, container_id, name)?;
     extents.extend(super::delete_blob_row(conn, id)?);
     Ok(extents)

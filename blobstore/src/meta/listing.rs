@@ -1,7 +1,7 @@
 //! SQL for List Blobs: one keyset-paged query, O(page) whatever the
 //! container size.
 
-use super::sql::Sql;
+use super::sql::{Sql, vals};
 use std::sync::OnceLock;
 
 use rusqlite::{CachedStatement, Connection, Row, Statement};
@@ -128,11 +128,13 @@ pub(crate) fn first_name(
 
 /// Whether the container holds a blob with only uncommitted blocks.
 pub(crate) fn has_uncommitted(conn: &dyn Sql, container_id: i64) -> Result<bool> {
-    let conn = conn.sqlite()?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM blobs WHERE container_id = ?1 AND committed = 0)",
-    )?;
-    Ok(stmt.query_row([container_id], |row| row.get(0))?)
+    Ok(conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM blobs WHERE container_id = ?1 AND committed = 0)",
+            &vals![container_id],
+            |row| row.get(0),
+        )?
+        .unwrap_or(false))
 }
 
 pub(crate) fn list_blob_rows(

@@ -281,6 +281,15 @@ pub(crate) struct PgPool {
     next: std::sync::atomic::AtomicUsize,
 }
 
+impl Drop for PgPool {
+    /// The synchronous client may not be dropped on an async runtime's
+    /// thread (it blocks on its own runtime): drop it on a thread of its own.
+    fn drop(&mut self) {
+        let connections = std::mem::take(&mut self.connections);
+        let _ = std::thread::spawn(move || drop(connections)).join();
+    }
+}
+
 impl PgPool {
     /// Connects `size` times to `url`, after bringing the schema up to date.
     pub(crate) fn open(url: &str, size: usize) -> Result<PgPool> {

@@ -69,6 +69,18 @@ impl<'a> From<&'a String> for Value<'a> {
     }
 }
 
+impl<'a> From<&&'a String> for Value<'a> {
+    fn from(v: &&'a String) -> Self {
+        Value::Text(Cow::Borrowed(v))
+    }
+}
+
+impl<'a> From<&&'a [u8]> for Value<'a> {
+    fn from(v: &&'a [u8]) -> Self {
+        Value::Blob(Cow::Borrowed(v))
+    }
+}
+
 impl From<String> for Value<'_> {
     fn from(v: String) -> Self {
         Value::Text(Cow::Owned(v))

@@ -80,7 +80,6 @@ fn check_append(
     input: &AppendBlockInput,
     now: std::time::SystemTime,
 ) -> Result<()> {
-    let conn = conn.sqlite()?;
     let current = Current {
         etag: row.version.etag.as_str(),
         last_modified: row.version.last_modified,

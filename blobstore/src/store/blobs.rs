@@ -182,7 +182,6 @@ pub(super) fn require_committed(
     snapshot: Option<&str>,
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {
-    let conn = conn.sqlite()?;
     match meta::get_blob(conn, container_id, blob.as_str(), snapshot)? {
         Some(row) if row.committed && !crate::expiry::is_expired(row.expires_at, now) => Ok(row),
         _ => Err(Error::BlobNotFound),
@@ -200,7 +199,6 @@ pub(super) fn require_version(
     version_id: Option<&str>,
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {
-    let conn = conn.sqlite()?;
     match version_id {
         Some(v) => match meta::get_version(conn, container_id, blob.as_str(), v)? {
             Some(row) if row.committed && row.deleted.is_none() => Ok(row),
@@ -627,7 +625,6 @@ pub(super) fn check_put(
     input: &PutBlobInput,
     now: std::time::SystemTime,
 ) -> Result<(Option<BlobRow>, LeaseRecord)> {
-    let conn = conn.sqlite()?;
     // An expired blob is absent; the commit transaction removes it first
     // (`purge_if_expired`), so the new version starts afresh.
     let existing = meta::get_blob(conn, container_id, input.blob.as_str(), None)?
@@ -655,7 +652,6 @@ pub(super) fn read_checked(
     input: &GetBlobInput,
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {
-    let conn = conn.sqlite()?;
     let container_id = meta::container_id(conn, &input.account, input.container.as_str())?;
     let row = require_version(
         conn,

@@ -439,7 +439,6 @@ impl Store {
 /// ids of another length, as the service accepts. One staged block is
 /// enough to compare with.
 fn check_block_id_length(conn: &dyn Sql, blob_id: i64, id: &BlockId) -> Result<()> {
-    let conn = conn.sqlite()?;
     match meta::any_staged_block_id(conn, blob_id)?.and_then(|b| decoded_len(&b)) {
         Some(n) if n != id.decoded_len => Err(Error::InvalidBlobOrBlock),
         _ => Ok(()),

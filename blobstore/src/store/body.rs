@@ -44,7 +44,6 @@ pub(crate) fn pieces(
     parts: &[ExtentRef],
     range: &Range<u64>,
 ) -> Result<Vec<Piece>> {
-    let conn = conn.sqlite()?;
     let mut out = Vec::new();
     let mut offset = 0u64;
     let mut preloaded = 0u64;
@@ -76,7 +75,6 @@ pub(crate) fn page_pieces(
     conn: &dyn Sql,
     stretches: Vec<crate::pages::map::Stretch>,
 ) -> Result<Vec<Piece>> {
-    let conn = conn.sqlite()?;
     use crate::pages::map::Stretch;
     let mut out = Vec::with_capacity(stretches.len());
     let mut preloaded = 0u64;

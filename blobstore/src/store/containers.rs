@@ -112,7 +112,6 @@ fn checked_container(
     (lease_id, access): (Option<&LeaseId>, Access),
     now: std::time::SystemTime,
 ) -> Result<ContainerRow> {
-    let tx = tx.sqlite()?;
     let row = meta::require_container(tx, account, container.as_str())?;
     conditions::evaluate(conds, Some(current(&row)), kind)?;
     stowage_leases::check(&row.lease, lease_id, access, Resource::Container, now)?;

@@ -36,7 +36,6 @@ pub(super) fn purge_if_expired(
     name: &str,
     now: SystemTime,
 ) -> Result<()> {
-    let tx = tx.sqlite()?;
     match meta::get_blob(tx, container_id, name, None)? {
         Some(row) if crate::expiry::is_expired(row.expires_at, now) => {
             let extents = meta::remove_expired_blob(tx, row.id, container_id, name)?;

@@ -54,7 +54,6 @@ pub struct IncrementalCopyBlobOutput {
 /// credentials a missing source is answered as a read of it; otherwise
 /// missing and unreadable look alike.
 fn source_row(conn: &dyn Sql, src: &CopySource) -> Result<meta::BlobRow> {
-    let conn = conn.sqlite()?;
     let missing = |e: Error| match src.access {
         SourceAccess::Account => e,
         SourceAccess::Granted | SourceAccess::Public => Error::CannotVerifyCopySource,
@@ -87,7 +86,6 @@ fn free_snapshot_id(
     name: &str,
     now: std::time::SystemTime,
 ) -> Result<String> {
-    let conn = conn.sqlite()?;
     let mut at = now;
     let mut id = iso8601_7(at);
     while meta::get_blob(conn, container_id, name, Some(&id))?.is_some() {

@@ -164,7 +164,6 @@ pub struct SetPageBlobPropertiesOutput {
 
 /// The page properties of a stored version (`None` unless a page blob).
 pub(crate) fn page_properties(conn: &dyn Sql, row: &BlobRow) -> Result<Option<PageProperties>> {
-    let conn = conn.sqlite()?;
     if row.blob_type != BlobType::PageBlob {
         return Ok(None);
     }
@@ -178,7 +177,6 @@ pub(crate) fn page_properties(conn: &dyn Sql, row: &BlobRow) -> Result<Option<Pa
 
 /// The page row of a page blob, or `InvalidBlobType`.
 fn require_page_blob(conn: &dyn Sql, row: &BlobRow) -> Result<PageRow> {
-    let conn = conn.sqlite()?;
     if row.blob_type != BlobType::PageBlob {
         return Err(Error::InvalidBlobType);
     }
@@ -193,7 +191,6 @@ fn check_page_write(
     input: &PutPageInput,
     now: std::time::SystemTime,
 ) -> Result<PageRow> {
-    let conn = conn.sqlite()?;
     conditions::evaluate(&input.conditions, Some(current(row)), ConditionKind::Write)?;
     super::tags::check_if_tags(conn, &input.conditions, Some(row.id), ConditionKind::Write)?;
     row.lease = lease_after_write(Some(row), input.lease_id.as_ref(), now)?;
@@ -217,7 +214,6 @@ fn rewrite(
     new: Option<Run>,
     now: std::time::SystemTime,
 ) -> Result<()> {
-    let conn = conn.sqlite()?;
     let overlapping = meta::runs_in(conn, blob_id, &range)?;
     let edit = map::overwrite(&overlapping, range, new);
     meta::apply_edit(conn, blob_id, &edit)?;
@@ -500,7 +496,6 @@ fn list_ranges(
     window: &Range<u64>,
     limit: usize,
 ) -> Result<(Vec<PageRangeItem>, Option<u64>)> {
-    let conn = conn.sqlite()?;
     let mut ranges: Vec<Range<u64>> = Vec::new();
     let mut next = None;
     meta::for_each_run(conn, blob_id, window, |run| {
@@ -534,7 +529,6 @@ fn diff_ranges(
     window: &Range<u64>,
     limit: usize,
 ) -> Result<(Vec<PageRangeItem>, Option<u64>)> {
-    let conn = conn.sqlite()?;
     let clip =
         |runs: Vec<Run>| -> Vec<Run> { runs.iter().filter_map(|r| r.clip(window)).collect() };
     let before = clip(meta::runs_in(conn, old, window)?);

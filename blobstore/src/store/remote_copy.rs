@@ -368,7 +368,6 @@ fn check_destination(
     input: &RemoteCopyInput,
     now: std::time::SystemTime,
 ) -> Result<(i64, Option<BlobRow>, LeaseRecord)> {
-    let tx = tx.sqlite()?;
     let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
     let dest = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
     let committed = dest.as_ref().filter(|r| r.committed);
@@ -435,7 +434,6 @@ fn write_row(
     keeping: super::versions::Keeping,
     now: std::time::SystemTime,
 ) -> Result<i64> {
-    let tx = tx.sqlite()?;
     let replaced = dest.is_some();
     let id = super::versions::write_base(tx, cid, dest.as_ref(), new, keeping, now)?;
     if replaced || !tags.is_empty() {

@@ -97,7 +97,6 @@ pub(super) fn check_if_tags(
     blob_id: Option<i64>,
     kind: ConditionKind,
 ) -> Result<()> {
-    let conn = conn.sqlite()?;
     if conditions.if_tags.is_none() {
         return Ok(());
     }
@@ -242,7 +241,6 @@ impl Store {
 }
 
 fn find(conn: &dyn Sql, input: &FindBlobsByTagsInput) -> Result<FindBlobsByTagsOutput> {
-    let conn = conn.sqlite()?;
     let container = match &input.container {
         Some(c) => {
             meta::container_id(conn, &input.account, c.as_str())?;

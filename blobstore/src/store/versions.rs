@@ -71,7 +71,6 @@ pub struct UndeleteBlobInput {
 impl Store {
     /// What `account` keeps, read in transaction `tx`.
     pub(crate) fn keeping(&self, tx: &dyn Sql, account: &str) -> Result<Keeping> {
-        let tx = tx.sqlite()?;
         Ok(Keeping {
             versioning: self.inner.config.versioning.enabled(account),
             retention: meta::delete_retention(tx, account)?,
@@ -150,7 +149,6 @@ fn undelete_rows(
     mut has_base: bool,
     hidden: Vec<BlobRow>,
 ) -> Result<()> {
-    let tx = tx.sqlite()?;
     // Newest soft-deleted base first: it is the one that becomes the blob.
     let mut rows: Vec<BlobRow> = hidden.into_iter().filter(|r| r.deleted.is_some()).collect();
     rows.sort_by_key(|r| std::cmp::Reverse(r.deleted.map(|d| d.0)));
@@ -187,7 +185,6 @@ pub(crate) fn unique_snapshot_id(
     name: &str,
     mut at: SystemTime,
 ) -> Result<String> {
-    let tx = tx.sqlite()?;
     loop {
         let id = iso8601_7(at);
         if meta::get_blob(tx, cid, name, Some(&id))?.is_none()
@@ -208,7 +205,6 @@ pub(crate) fn unique_version_id(
     current: Option<&str>,
     mut at: SystemTime,
 ) -> Result<String> {
-    let tx = tx.sqlite()?;
     loop {
         let id = iso8601_7(at);
         if current != Some(id.as_str())
@@ -231,7 +227,6 @@ pub(crate) fn keep_replaced(
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<()> {
-    let tx = tx.sqlite()?;
     if keeping.versioning {
         let vid = match &old.version_id {
             Some(v) => v.clone(),
@@ -260,7 +255,6 @@ pub(crate) fn write_base(
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<i64> {
-    let tx = tx.sqlite()?;
     next_version(tx, cid, existing, new, keeping, now)?;
     match existing {
         Some(r) => {
@@ -284,7 +278,6 @@ pub(crate) fn next_version(
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<()> {
-    let tx = tx.sqlite()?;
     let committed = existing.filter(|r| r.committed);
     // The replaced version is kept first: when it gets its id only now
     // (written before versioning was on), the new id must differ from it.
@@ -314,7 +307,6 @@ pub(crate) fn delete_base(
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<bool> {
-    let tx = tx.sqlite()?;
     if keeping.versioning && row.committed {
         let vid = match &row.version_id {
             Some(v) => v.clone(),
@@ -345,7 +337,6 @@ pub(crate) fn delete_kept(
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<bool> {
-    let tx = tx.sqlite()?;
     match (keeping.deleted(now), row.hidden) {
         (Some((at, purge)), Some(_)) => {
             meta::mark_deleted(tx, row.id, at, purge)?;
@@ -374,7 +365,6 @@ pub(crate) fn delete_permanently(
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<bool> {
-    let tx = tx.sqlite()?;
     if !keeping.retention.is_some_and(|r| r.allow_permanent_delete) {
         return Err(Error::PermanentDeleteNotAllowed);
     }
