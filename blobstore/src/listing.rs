@@ -222,7 +222,6 @@ pub(crate) fn list_blobs(
     input: &ListBlobsInput,
     now: SystemTime,
 ) -> Result<ListBlobsOutput> {
-    let conn = conn.sqlite()?;
     let max = input.max_results.clamp(1, MAX_RESULTS);
     let prefix = input.prefix.as_str();
     let prefix_end = successor(prefix);

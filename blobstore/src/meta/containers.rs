@@ -206,7 +206,7 @@ pub(crate) fn delete_container(conn: &dyn Sql, id: i64) -> Result<Vec<String>> {
         &vals![id],
         |r| r.get(0),
     )?;
-    extents.extend(super::pages::container_page_extents(conn.sqlite()?, id)?);
+    extents.extend(super::pages::container_page_extents(conn, id)?);
     conn.execute("DELETE FROM containers WHERE id = ?1", &vals![id])?;
     Ok(extents)
 }

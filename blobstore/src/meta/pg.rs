@@ -5,10 +5,10 @@
 //! A [`PgConnection`] is one synchronous `postgres` client with its cache
 //! of prepared statements; it is used from one thread at a time, like a
 //! SQLite connection. [`PgConnection::write`] runs a closure in a
-//! SERIALIZABLE transaction and runs it again when PostgreSQL reports a
-//! serialization failure or a deadlock, so two nodes racing on one row end
-//! like two writers on one SQLite database: one wins, the other sees the
-//! winner's row.
+//! transaction that holds the cluster's write lock, so two nodes racing on
+//! one row end like two writers on one SQLite database: one wins, the other
+//! sees the winner's row. Reads run in REPEATABLE READ transactions: one
+//! snapshot for all the statements of a read.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -46,16 +46,17 @@ impl PgConnection {
         })
     }
 
-    /// Runs `f` in a write transaction and commits it. The transaction is
-    /// SERIALIZABLE and first takes the cluster's write lock (a
-    /// transaction-level advisory lock), so write transactions of every
-    /// node run one after another, as on SQLite's single writer: the rows
-    /// `f` reads cannot change before it writes. A serialization failure or
-    /// deadlock (which the lock leaves only to statements outside Stowage)
-    /// fails the write rather than running `f` twice.
+    /// Runs `f` in a write transaction and commits it. The transaction
+    /// first takes the cluster's write lock (a transaction-level advisory
+    /// lock), so the write transactions of every node run one after
+    /// another, as on SQLite's single writer: the rows `f` reads cannot
+    /// change before it writes. It runs READ COMMITTED: its statements read
+    /// what was committed before the lock was granted (a SERIALIZABLE
+    /// snapshot would be taken by the statement that waits for the lock,
+    /// and so miss the write that held it).
     pub(crate) fn write<T>(&mut self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
         let mut f = Some(f);
-        self.run(IsolationLevel::Serializable, &mut |sql| {
+        self.run(IsolationLevel::ReadCommitted, &mut |sql| {
             sql.execute(&format!("SELECT pg_advisory_xact_lock({WRITE_LOCK})"), &[])?;
             (f.take().expect("a write runs once"))(sql)
         })
@@ -102,11 +103,12 @@ struct PgSession<'c> {
 }
 
 impl PgSession<'_> {
-    /// The prepared statement of `sql`, prepared on first use. PostgreSQL
-    /// infers the type of each parameter from where it stands; where it
-    /// cannot (`?4 IS NULL OR name < ?4` stands first in a place that takes
-    /// any type), the statement is prepared again with the types of the
-    /// values bound this time, a NULL as text. A failed prepare would end
+    /// The prepared statement of `sql`, prepared on first use with the
+    /// types of the values bound this time (so `SELECT ?2` in an
+    /// INSERT ... SELECT is a BIGINT when an integer is bound); a NULL's
+    /// type is inferred from where it stands. Where PostgreSQL cannot infer
+    /// it (`?4 IS NULL OR name < ?4` bound to NULL), the statement is
+    /// prepared again with that NULL as text. A failed prepare would end
     /// the transaction, so the first attempt runs in a savepoint.
     fn statement(&self, sql: &str, params: &[Value<'_>]) -> Result<Statement> {
         if let Some(s) = self.statements.borrow().get(sql) {
@@ -115,11 +117,12 @@ impl PgSession<'_> {
         let text = dollar_placeholders(sql);
         let mut tx = self.tx.borrow_mut();
         tx.batch_execute("SAVEPOINT prepare")?;
-        let prepared = match tx.prepare(&text) {
+        let mut types: Vec<Type> = params.iter().map(|p| p.pg_type(Type::UNKNOWN)).collect();
+        let prepared = match tx.prepare_typed(&text, &types) {
             Ok(s) => s,
             Err(e) if untyped(&e) => {
                 tx.batch_execute("ROLLBACK TO SAVEPOINT prepare")?;
-                let types: Vec<Type> = params.iter().map(Value::pg_type).collect();
+                types = params.iter().map(|p| p.pg_type(Type::TEXT)).collect();
                 tx.prepare_typed(&text, &types)?
             }
             Err(e) => return Err(e.into()),
@@ -141,14 +144,15 @@ fn untyped(e: &postgres::Error) -> bool {
 }
 
 impl Value<'_> {
-    /// The type a parameter with this value is declared with when
-    /// PostgreSQL cannot infer one.
-    fn pg_type(&self) -> Type {
+    /// The type a parameter with this value is declared with; `null` for
+    /// a NULL (`unknown` lets PostgreSQL infer it from where it stands).
+    fn pg_type(&self, null: Type) -> Type {
         match self {
             Value::Int(_) => Type::INT8,
             Value::Real(_) => Type::FLOAT8,
             Value::Blob(_) => Type::BYTEA,
-            Value::Null | Value::Text(_) => Type::TEXT,
+            Value::Text(_) => Type::TEXT,
+            Value::Null => null,
         }
     }
 }

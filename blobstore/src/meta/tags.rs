@@ -1,7 +1,6 @@
 //! SQL for blob index tags (table `blob_tags`, schema version 8).
 
-use super::sql::Sql;
-use rusqlite::params;
+use super::sql::{Sql, vals};
 
 use crate::Result;
 use crate::tags::Tags;
@@ -9,31 +8,28 @@ use crate::tags::expr::{Comparison, Op};
 
 /// Replaces the tags of blob version `blob_id` (none clears them).
 pub(crate) fn set_tags(conn: &dyn Sql, blob_id: i64, tags: &Tags) -> Result<()> {
-    let conn = conn.sqlite()?;
-    conn.prepare_cached("DELETE FROM blob_tags WHERE blob_id = ?1")?
-        .execute(params![blob_id])?;
+    conn.execute("DELETE FROM blob_tags WHERE blob_id = ?1", &vals![&blob_id])?;
     if tags.is_empty() {
         return Ok(());
     }
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO blob_tags (blob_id, key, value, account, container, name, is_base)
+    for (k, v) in tags.iter() {
+        conn.execute(
+            "INSERT INTO blob_tags (blob_id, key, value, account, container, name, is_base)
          SELECT b.id, ?2, ?3, c.account, c.name, b.name, b.is_base
          FROM blobs b JOIN containers c ON c.id = b.container_id WHERE b.id = ?1",
-    )?;
-    for (k, v) in tags.iter() {
-        insert.execute(params![blob_id, k, v])?;
+            &vals![&blob_id, &k, &v],
+        )?;
     }
     Ok(())
 }
 
 /// The tags of blob version `blob_id`, by key.
 pub(crate) fn get_tags(conn: &dyn Sql, blob_id: i64) -> Result<Tags> {
-    let conn = conn.sqlite()?;
-    let mut stmt =
-        conn.prepare_cached("SELECT key, value FROM blob_tags WHERE blob_id = ?1 ORDER BY key")?;
-    let pairs = stmt
-        .query_map(params![blob_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<Vec<(String, String)>>>()?;
+    let pairs = conn.query_map(
+        "SELECT key, value FROM blob_tags WHERE blob_id = ?1 ORDER BY key",
+        &vals![&blob_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     Ok(Tags::from_stored(pairs))
 }
 
@@ -41,24 +37,24 @@ pub(crate) fn get_tags(conn: &dyn Sql, blob_id: i64) -> Result<Tags> {
 /// `include=tags` asks once, so that stores without tags pay nothing for
 /// `TagCount`.
 pub(crate) fn any_tags(conn: &dyn Sql) -> Result<bool> {
-    let conn = conn.sqlite()?;
-    Ok(conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM blob_tags)")?
-        .query_row([], |r| r.get(0))?)
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM blob_tags)", &[], |r| r.get(0))?
+        .ok_or_else(super::sql::no_rows)
 }
 
 /// How many tags blob version `blob_id` has.
 pub(crate) fn tag_count(conn: &dyn Sql, blob_id: i64) -> Result<u64> {
-    let conn = conn.sqlite()?;
     let n: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM blob_tags WHERE blob_id = ?1")?
-        .query_row(params![blob_id], |r| r.get(0))?;
+        .query_row(
+            "SELECT COUNT(*) FROM blob_tags WHERE blob_id = ?1",
+            &vals![&blob_id],
+            |r| r.get(0),
+        )?
+        .ok_or_else(super::sql::no_rows)?;
     Ok(n as u64)
 }
 
 /// Gives blob version `to` the tags of `from` (Snapshot Blob).
 pub(crate) fn copy_tags(conn: &dyn Sql, from: i64, to: i64) -> Result<()> {
-    let conn = conn.sqlite()?;
     let tags = get_tags(conn, from)?;
     set_tags(conn, to, &tags)
 }
@@ -111,15 +107,14 @@ pub(crate) fn find_by_tag(
     after: Option<&TagCursor>,
     limit: usize,
 ) -> Result<Vec<FoundBlob>> {
-    let conn = conn.sqlite()?;
     let sql = find_sql(term.op);
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(
-        params![
-            account,
-            term.key,
-            term.value,
-            container,
+    let rows = conn.query_map(
+        &sql,
+        &vals![
+            &account,
+            &term.key,
+            &term.value,
+            &container,
             after.map(|a| &a.value),
             after.map(|a| &a.container),
             after.map(|a| &a.name),
@@ -136,7 +131,7 @@ pub(crate) fn find_by_tag(
             })
         },
     )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -159,7 +154,7 @@ mod tests {
                 .prepare(&format!("EXPLAIN QUERY PLAN {}", find_sql(op)))
                 .unwrap()
                 .query_map(
-                    params!["a", "k", "v", None::<String>, None::<String>, "", "", 10],
+                    rusqlite::params!["a", "k", "v", None::<String>, None::<String>, "", "", 10],
                     |r| r.get::<_, String>(3),
                 )
                 .unwrap()
