@@ -21,7 +21,6 @@ use crate::{Error, Result};
 /// Which database a connection talks to, for the few statements whose SQL
 /// differs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(dead_code)] // read by the statements that differ, as they are ported
 pub(crate) enum Dialect {
     Sqlite,
     Postgres,
@@ -29,7 +28,6 @@ pub(crate) enum Dialect {
 
 impl Dialect {
     /// `sqlite` on SQLite, `postgres` on PostgreSQL.
-    #[allow(dead_code)]
     pub(crate) fn pick<'a>(self, sqlite: &'a str, postgres: &'a str) -> &'a str {
         match self {
             Dialect::Sqlite => sqlite,
@@ -276,7 +274,6 @@ impl dyn SqlRow + '_ {
 
 /// A connection (or an open transaction on one) that runs statements.
 pub(crate) trait Sql {
-    #[allow(dead_code)]
     fn dialect(&self) -> Dialect;
 
     /// Runs `sql`; the number of rows it changed.

@@ -76,7 +76,7 @@ pub(crate) struct FoundBlob {
 }
 
 /// The statement of [`find_by_tag`] for `op`.
-fn find_sql(op: Op) -> String {
+fn find_sql(op: Op, dialect: super::sql::Dialect) -> String {
     let op = match op {
         Op::Eq => "=",
         Op::Lt => "<",
@@ -86,8 +86,10 @@ fn find_sql(op: Op) -> String {
         // Not in the filter grammar; refused by the parser.
         Op::Ne => "<>",
     };
+    // PostgreSQL has no index hints (its planner picks the index itself).
+    let hint = dialect.pick(" INDEXED BY blob_tags_find", "");
     format!(
-        "SELECT blob_id, value, container, name FROM blob_tags INDEXED BY blob_tags_find
+        "SELECT blob_id, value, container, name FROM blob_tags{hint}
          WHERE account = ?1 AND key = ?2 AND is_base = 1 AND value {op} ?3
            AND (?4 IS NULL OR container = ?4)
            AND (?5 IS NULL OR (value, container, name) > (?5, ?6, ?7))
@@ -107,7 +109,7 @@ pub(crate) fn find_by_tag(
     after: Option<&TagCursor>,
     limit: usize,
 ) -> Result<Vec<FoundBlob>> {
-    let sql = find_sql(term.op);
+    let sql = find_sql(term.op, conn.dialect());
     let rows = conn.query_map(
         &sql,
         &vals![
@@ -151,7 +153,10 @@ mod tests {
             (Op::Lt, "key=? AND value<?"),
         ] {
             let plan: Vec<String> = conn
-                .prepare(&format!("EXPLAIN QUERY PLAN {}", find_sql(op)))
+                .prepare(&format!(
+                    "EXPLAIN QUERY PLAN {}",
+                    find_sql(op, crate::meta::sql::Dialect::Sqlite)
+                ))
                 .unwrap()
                 .query_map(
                     rusqlite::params!["a", "k", "v", None::<String>, None::<String>, "", "", 10],
