@@ -19,8 +19,14 @@ const STAGE: &str =
     "INSERT INTO blocks (blob_id, block_id, extent, len, staged_at) VALUES (?1, ?2, ?3, ?4, ?5)
      ON CONFLICT (blob_id, block_id) DO UPDATE SET
         extent = excluded.extent, len = excluded.len, staged_at = excluded.staged_at";
+/// The larger of two values is `MAX(a, b)` on SQLite, `GREATEST(a, b)` on
+/// PostgreSQL.
 const COUNT_STAGING: &str = "INSERT INTO staged_counts (blob_id, n, newest) VALUES (?1, ?2, ?3)
      ON CONFLICT (blob_id) DO UPDATE SET n = n + excluded.n, newest = MAX(newest, excluded.newest)";
+const COUNT_STAGING_POSTGRES: &str = "INSERT INTO staged_counts (blob_id, n, newest)
+     VALUES (?1, ?2, ?3)
+     ON CONFLICT (blob_id) DO UPDATE SET n = staged_counts.n + excluded.n,
+        newest = GREATEST(staged_counts.newest, excluded.newest)";
 const STALE_BLOBS: &str = "SELECT blob_id FROM staged_counts WHERE newest < ?1 LIMIT ?2";
 
 /// A block as listed by Get Block List, with its extent.
@@ -54,7 +60,7 @@ pub(crate) fn stage_block(
         ],
     )?;
     conn.execute(
-        COUNT_STAGING,
+        conn.dialect().pick(COUNT_STAGING, COUNT_STAGING_POSTGRES),
         &vals![&blob_id, i64::from(old.is_none()), to_nanos(now)],
     )?;
     Ok(old)
