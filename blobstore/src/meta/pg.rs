@@ -26,6 +26,7 @@ const WRITE_LOCK: i64 = 0x73_74_6f_77_61_67_65_21;
 
 /// One connection to the metadata database.
 pub(crate) struct PgConnection {
+    url: String,
     client: Client,
     statements: HashMap<String, Statement>,
 }
@@ -41,6 +42,7 @@ impl PgConnection {
     /// form; `host` may be a directory holding the server's socket).
     pub(crate) fn connect(url: &str) -> Result<PgConnection> {
         Ok(PgConnection {
+            url: url.to_owned(),
             client: Client::connect(url, NoTls)?,
             statements: HashMap::new(),
         })
@@ -75,10 +77,17 @@ impl PgConnection {
         isolation: IsolationLevel,
         f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
     ) -> Result<T> {
+        if self.client.is_closed() {
+            // The database went away (a restart, a failover): connect
+            // again; the prepared statements went with the old session.
+            self.client = Client::connect(&self.url, NoTls)?;
+            self.statements.clear();
+        }
         let tx = self
             .client
             .build_transaction()
             .isolation_level(isolation)
+            .read_only(matches!(isolation, IsolationLevel::RepeatableRead))
             .start()?;
         let session = PgSession {
             tx: RefCell::new(tx),
