@@ -186,13 +186,24 @@ impl Sql for PgSession<'_> {
         f: &mut dyn FnMut(&dyn SqlRow) -> Result<bool>,
     ) -> Result<()> {
         let stmt = self.statement(sql, params)?;
-        let mut tx = self.tx.borrow_mut();
-        let mut rows = tx.query_raw(&stmt, params.iter())?;
-        while let Some(row) = rows.next()? {
-            let values = (0..row.len())
-                .map(|i| row.try_get::<_, Owned>(i))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            if !f(&PgRow(values))? {
+        // Every row is read before `f` sees the first: `f` may run
+        // statements of its own (a listing reads each blob's tags), and the
+        // connection answers one statement at a time. The queries that
+        // stop early have a LIMIT.
+        let rows = {
+            let mut tx = self.tx.borrow_mut();
+            let mut rows = tx.query_raw(&stmt, params.iter())?;
+            let mut read = Vec::new();
+            while let Some(row) = rows.next()? {
+                let values = (0..row.len())
+                    .map(|i| row.try_get::<_, Owned>(i))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                read.push(PgRow(values));
+            }
+            read
+        };
+        for row in &rows {
+            if !f(row)? {
                 break;
             }
         }
@@ -386,6 +397,31 @@ mod tests {
         assert_eq!(on_pg, on_sqlite);
         let keys: Vec<&str> = on_pg.iter().map(|r| r.0.as_str()).collect();
         assert_eq!(keys, ["B", "a/", "b", "é"]);
+    }
+
+    /// A row's reader may run statements of its own (a listing reads each
+    /// blob's tags while it walks the blobs).
+    #[test]
+    fn statements_run_inside_a_walk_of_rows() {
+        let pg = TempPostgres::start().unwrap();
+        let mut conn = PgConnection::connect(&pg.new_database().unwrap()).unwrap();
+        let sums = conn
+            .write(|sql| {
+                sql.execute("CREATE TABLE t (n BIGINT)", &[])?;
+                for n in 1..=3i64 {
+                    sql.execute("INSERT INTO t (n) VALUES (?1)", &vals![n])?;
+                }
+                sql.query_map("SELECT n FROM t ORDER BY n", &[], |r| {
+                    let n: i64 = r.get(0)?;
+                    sql.query_value::<i64>(
+                        "SELECT CAST(SUM(n) AS BIGINT) FROM t WHERE n <= ?1",
+                        &vals![n],
+                    )?
+                    .ok_or_else(crate::meta::sql::no_rows)
+                })
+            })
+            .unwrap();
+        assert_eq!(sums, [1, 3, 6]);
     }
 
     /// Nodes starting together migrate once; a second start finds the schema.
