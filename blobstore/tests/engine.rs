@@ -50,7 +50,7 @@ async fn engine_suite_on_postgres() {
     let clock = Arc::new(ManualClock::new(epoch()));
     let config = StoreConfig::at(dir.path().join("data")).with_metadata(url);
     let store = Store::open(config, clock.clone()).await.unwrap();
-    ported_suite(&store, &clock).await;
+    suite(&store, &clock).await;
     drop(store);
     drop(pg);
 }
@@ -94,28 +94,6 @@ async fn reopening_sweeps_orphan_extents_and_keeps_committed_data() {
         after.version.etag,
         before.version.etag
     );
-}
-
-/// The scenarios whose metadata functions are ported to PostgreSQL so far.
-async fn ported_suite(store: &Store, clock: &ManualClock) {
-    containers_are_created_listed_and_deleted(store).await;
-    container_errors(store).await;
-    container_listing_pages(store).await;
-    put_and_get_round_trip(store).await;
-    ranges_resolve_against_the_size(store).await;
-    an_overwrite_replaces_everything_but_creation_time(store, clock).await;
-    attributes_are_replaced_and_versions_change(store).await;
-    delete_blob_and_missing_blobs(store).await;
-    md5_mismatch_stores_nothing(store).await;
-    a_large_body_is_checked_against_its_md5(store).await;
-    listing_with_delimiter_and_markers(store).await;
-    markers_survive_deletion(store).await;
-    two_writers_with_one_if_match_etag_one_wins(store).await;
-    two_metadata_writers_with_one_if_match_etag_one_wins(store).await;
-    concurrent_create_only_puts_one_wins(store).await;
-    a_pinned_reader_gets_its_whole_version(store, clock).await;
-    garbage_is_collected_after_the_grace_period(store, clock).await;
-    a_rehydration_completes_when_its_delay_has_passed(store, clock).await;
 }
 
 /// Every scenario, in order; each uses its own container.
