@@ -364,6 +364,26 @@ impl TestServer {
                 }
             }
         }
+        if let Some(url) = self.config.metadata.clone() {
+            // Cluster mode: the inline extents are in PostgreSQL (read off
+            // the test's runtime: the client blocks).
+            let inline = std::thread::spawn(move || {
+                let mut db = postgres::Client::connect(&url, postgres::NoTls).expect("metadata");
+                db.query(
+                    "SELECT extent, CAST(length(data) AS BIGINT) FROM inline_extents",
+                    &[],
+                )
+                .expect("inline extents")
+                .iter()
+                .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64))
+                .collect::<Vec<_>>()
+            })
+            .join()
+            .expect("inline extents");
+            out.extend(inline);
+            out.sort();
+            return out;
+        }
         let db = rusqlite::Connection::open_with_flags(
             data.join("metadata.sqlite"),
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
