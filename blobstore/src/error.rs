@@ -168,6 +168,9 @@ pub enum Error {
     /// The metadata database failed.
     #[error("metadata database: {0}")]
     Db(#[from] rusqlite::Error),
+    /// The PostgreSQL metadata database (cluster mode) failed.
+    #[error("metadata database: {0}")]
+    Postgres(#[from] postgres::Error),
     /// The object store failed.
     #[error("object store: {0}")]
     ObjectStore(#[from] object_store::Error),

@@ -4,6 +4,7 @@
 //! the metadata database decides which extents make up which blob version.
 //! This is the only module that knows object-store paths.
 
+use crate::meta::sql::Sql;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Arc;
@@ -68,7 +69,7 @@ impl WrittenExtent {
     pub(crate) fn store_inline(
         id: Option<&str>,
         inline: Option<&Bytes>,
-        conn: &rusqlite::Connection,
+        conn: &dyn Sql,
     ) -> Result<()> {
         match (id, inline) {
             (Some(id), Some(data)) => crate::meta::put_inline(conn, id, data),

@@ -153,7 +153,8 @@ impl Store {
             .write_reserved(move |tx| {
                 let pages = i64::try_from(pages).unwrap_or(i64::MAX);
                 let set: i64 =
-                    tx.pragma_update_and_check(None, "max_page_count", pages, |r| r.get(0))?;
+                    tx.sqlite()?
+                        .pragma_update_and_check(None, "max_page_count", pages, |r| r.get(0))?;
                 Ok(u64::try_from(set).unwrap_or_default())
             })
             .await

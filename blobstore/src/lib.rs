@@ -27,6 +27,7 @@
 
 pub mod admin;
 pub mod conditions;
+mod db_clock;
 mod error;
 mod etag;
 mod expiry;
@@ -47,10 +48,13 @@ mod ranges;
 mod space;
 mod store;
 pub mod tags;
+#[doc(hidden)]
+pub mod testing;
 mod tiers;
 mod timestamps;
 
 pub use conditions::{AppendConditions, ConditionFailure, ConditionKind, Conditions, EtagMatch};
+pub use db_clock::DatabaseClock;
 pub use error::{Error, Result};
 pub use etag::Etag;
 pub use expiry::ExpiryOption;

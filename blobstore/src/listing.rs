@@ -2,9 +2,9 @@
 //! (docs/wire/listing.md). The grouping and marker logic is pure; the rows
 //! come from `meta`.
 
+use crate::meta::sql::Sql;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rusqlite::Connection;
 use std::time::SystemTime;
 
 use crate::meta::{self, BlobCursor, BlobListQuery, BlobRow, Scan};
@@ -182,7 +182,7 @@ pub struct ListBlobsOutput {
 }
 
 pub(crate) fn list_containers(
-    conn: &Connection,
+    conn: &dyn Sql,
     input: &ListContainersInput,
     now: SystemTime,
 ) -> Result<ListContainersOutput> {
@@ -224,7 +224,7 @@ pub(crate) fn list_containers(
 }
 
 pub(crate) fn list_blobs(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     input: &ListBlobsInput,
     now: SystemTime,

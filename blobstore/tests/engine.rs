@@ -131,6 +131,19 @@ fn walk_files(dir: &std::path::Path) -> usize {
         .sum()
 }
 
+/// Metadata in PostgreSQL (cluster mode), extents in a local directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_suite_on_postgres() {
+    let (pg, url) = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let config = StoreConfig::at(dir.path().join("data")).with_metadata(url);
+    let store = Store::open(config, clock.clone()).await.unwrap();
+    suite(&store, &clock).await;
+    drop(store);
+    drop(pg);
+}
+
 /// On disk only: reopening sweeps extents no metadata references (what a
 /// crash between writing bytes and committing leaves), keeps everything
 /// committed, and hands out ETags above every stored one.

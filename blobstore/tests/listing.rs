@@ -29,6 +29,23 @@ fn model(names: &BTreeSet<String>, prefix: &str) -> Vec<String> {
 async fn groups_of_every_size_list_as_the_model_says() {
     let clock = Arc::new(ManualClock::new(epoch()));
     let store = Store::open(StoreConfig::in_memory(), clock).await.unwrap();
+    groups_list_as_the_model_says(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_of_every_size_list_as_the_model_says_on_postgres() {
+    let (pg, url) = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let config = StoreConfig::at(dir.path().join("data")).with_metadata(url);
+    let store = Store::open(config, clock).await.unwrap();
+    groups_list_as_the_model_says(&store).await;
+    drop(store);
+    drop(pg);
+}
+
+async fn groups_list_as_the_model_says(store: &Store) {
+    let store = store.clone();
     create_container(&store, "groups").await;
     let mut names = BTreeSet::new();
     // Group sizes around the step limit (8) and the batch (256), with plain

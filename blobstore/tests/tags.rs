@@ -31,6 +31,18 @@ async fn tags_in_memory() {
     suite(&store).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_on_postgres() {
+    let (pg, url) = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let config = StoreConfig::at(dir.path().join("data")).with_metadata(url);
+    let store = Store::open(config, clock).await.unwrap();
+    suite(&store).await;
+    drop(store);
+    drop(pg);
+}
+
 async fn suite(store: &Store) {
     one_of_two_conditional_tag_writers_wins(store).await;
     find_pages_through_matching_base_blobs(store).await;

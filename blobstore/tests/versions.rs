@@ -37,6 +37,20 @@ async fn versions_in_memory() {
     suite(&store, &clock).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_on_postgres() {
+    let (pg, url) = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let config = StoreConfig::at(dir.path().join("data"))
+        .with_versioning(versioning())
+        .with_metadata(url);
+    let store = Store::open(config, clock.clone()).await.unwrap();
+    suite(&store, &clock).await;
+    drop(store);
+    drop(pg);
+}
+
 async fn suite(store: &Store, clock: &ManualClock) {
     overwrites_keep_versions_readable_by_id(store).await;
     soft_deleted_snapshots_come_back_with_undelete(store).await;

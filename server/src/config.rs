@@ -34,6 +34,12 @@ pub struct Config {
     /// Keep everything in memory (nothing survives a restart).
     #[arg(long = "inMemoryPersistence")]
     pub in_memory_persistence: bool,
+    /// Keep the metadata in this PostgreSQL database
+    /// (`postgres://USER@HOST:PORT/DB`) instead of SQLite under
+    /// `--location`: cluster mode, several servers on one database
+    /// (docs/cluster.md). The bytes stay under `--location`.
+    #[arg(long = "metadata", env = "STOWAGE_METADATA", hide_env_values = true)]
+    pub metadata: Option<String>,
     /// Loose mode, as the emulator's: request headers of features Stowage
     /// does not implement (customer-provided keys, encryption scopes) are
     /// ignored instead of refused with 501.
@@ -281,11 +287,14 @@ pub const GC_INTERVAL: Duration = Duration::from_secs(10);
 impl Config {
     /// The store configuration these flags describe.
     pub fn store_config(&self) -> StoreConfig {
-        let config = if self.in_memory_persistence {
+        let mut config = if self.in_memory_persistence {
             StoreConfig::in_memory()
         } else {
             StoreConfig::at(&self.location)
         };
+        if let Some(url) = &self.metadata {
+            config = config.with_metadata(url.clone());
+        }
         config
             .with_rehydrate_delay(Duration::from_secs(self.rehydrate_delay))
             .with_versioning(Versioning {
@@ -400,6 +409,15 @@ mod tests {
             let argv = ["stowage-server", "--blobVersioningAccounts", bad];
             assert!(Config::try_parse_from(argv).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn metadata_names_a_postgres_database() {
+        let url = "postgres://stowage@db.internal:5432/blobs";
+        let c = Config::try_parse_from(["stowage-server", "--metadata", url]).unwrap();
+        let store = c.store_config();
+        assert_eq!(store.metadata.as_deref(), Some(url));
+        assert_eq!(store.location, Some(PathBuf::from("./stowage-data")));
     }
 
     #[test]

@@ -695,6 +695,7 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
             "The server is currently unable to receive requests: the disk of its data directory is full. Please retry your request.",
         ),
         StoreError::Db(_)
+        | StoreError::Postgres(_)
         | StoreError::ObjectStore(_)
         | StoreError::Io(_)
         | StoreError::Task(_)

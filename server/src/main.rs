@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser as _;
-use stowage_blobstore::{Clock, ManualClock, Store, SystemClock};
+use stowage_blobstore::{Clock, DatabaseClock, ManualClock, Store, SystemClock};
 use stowage_server::observe::{BatchedWriter, LogSinks, Metrics, log_dispatch};
 use stowage_server::{AppState, Config, Fetcher, GC_INTERVAL, Observe, serve_metrics, serve_until};
 use tokio_util::sync::CancellationToken;
@@ -140,11 +140,23 @@ fn main() -> anyhow::Result<()> {
             );
             Arc::new(ManualClock::new(SystemClock.now()))
         });
-        let clock: Arc<dyn Clock> = match &test_clock {
+        let mut clock: Arc<dyn Clock> = match &test_clock {
             Some(manual) => manual.clone(),
             None => Arc::new(SystemClock),
         };
         let mut store_config = config.store_config();
+        // Cluster mode: the nodes read the database's time (docs/cluster.md).
+        if let (Some(url), None) = (store_config.metadata.clone(), &test_clock) {
+            let inner = clock.clone();
+            let db_clock = tokio::task::spawn_blocking(move || DatabaseClock::measure(&url, inner))
+                .await?
+                .context("reading the metadata database's clock")?;
+            tracing::info!(
+                offset_ms = db_clock.offset_nanos() / 1_000_000,
+                "time is the metadata database's"
+            );
+            clock = Arc::new(db_clock);
+        }
         if let Some(m) = &observe.metrics {
             store_config = store_config.with_observer(m.store_observer());
         }

@@ -26,6 +26,9 @@ pub struct TestServer {
     /// `http://127.0.0.1:<port>/metrics` of a [`TestServer::start_observed`]
     /// server.
     pub metrics_url: Option<String>,
+    /// The PostgreSQL server of a [`TestServer::start_on_postgres`] server
+    /// (dropped after the store).
+    postgres: Option<Arc<stowage_blobstore::testing::TempPostgres>>,
 }
 
 /// The environment variable that moves the extents of the servers the
@@ -56,11 +59,35 @@ pub fn epoch() -> SystemTime {
 
 impl TestServer {
     /// A server over a fresh temporary directory (real SQLite file, real files).
+    /// With `STOWAGE_TEST_POSTGRES` set, a [`TestServer::start_on_postgres`]
+    /// server instead: how an e2e module runs against cluster mode.
     pub async fn start() -> TestServer {
+        if std::env::var_os("STOWAGE_TEST_POSTGRES").is_some() {
+            return Self::start_on_postgres().await;
+        }
         let dir = tempfile::tempdir().expect("temp dir");
         let config = StoreConfig::at(dir.path().join("data"));
         let clock = Arc::new(ManualClock::new(epoch()));
         Self::start_with(config, clock, Some(dir)).await
+    }
+
+    /// A server whose metadata is in a throwaway PostgreSQL server of its
+    /// own (cluster mode), its extents in a fresh temporary directory.
+    pub async fn start_on_postgres() -> TestServer {
+        // The PostgreSQL client blocks: not on the test's runtime.
+        let (pg, url) = std::thread::spawn(|| {
+            let pg = stowage_blobstore::testing::TempPostgres::start().expect("start PostgreSQL");
+            let url = pg.new_database().expect("create a database");
+            (pg, url)
+        })
+        .join()
+        .expect("PostgreSQL start-up");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = StoreConfig::at(dir.path().join("data")).with_metadata(url);
+        let clock = Arc::new(ManualClock::new(epoch()));
+        let mut server = Self::start_with(config, clock, Some(dir)).await;
+        server.postgres = Some(Arc::new(pg));
+        server
     }
 
     /// A server whose store keeps everything in memory.
@@ -218,6 +245,7 @@ impl TestServer {
             handle,
             addr,
             metrics_url: None,
+            postgres: None,
         }
     }
 
@@ -281,6 +309,7 @@ impl TestServer {
             handle,
             addr,
             metrics_url: Some(metrics_url),
+            postgres: None,
         }
     }
 
@@ -339,6 +368,7 @@ impl TestServer {
             handle,
             addr,
             metrics_url: None,
+            postgres: None,
         };
         (server, client)
     }
@@ -375,6 +405,26 @@ impl TestServer {
                     }
                 }
             }
+        }
+        if let Some(url) = self.config.metadata.clone() {
+            // Cluster mode: the inline extents are in PostgreSQL (read off
+            // the test's runtime: the client blocks).
+            let inline = std::thread::spawn(move || {
+                let mut db = postgres::Client::connect(&url, postgres::NoTls).expect("metadata");
+                db.query(
+                    "SELECT extent, CAST(length(data) AS BIGINT) FROM inline_extents",
+                    &[],
+                )
+                .expect("inline extents")
+                .iter()
+                .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1) as u64))
+                .collect::<Vec<_>>()
+            })
+            .join()
+            .expect("inline extents");
+            out.extend(inline);
+            out.sort();
+            return out;
         }
         let db = rusqlite::Connection::open_with_flags(
             data.join("metadata.sqlite"),
@@ -435,8 +485,12 @@ impl TestServer {
         let config = self.config.clone();
         let clock = self.clock.clone();
         let accounts = self.accounts.clone();
+        let postgres = self.postgres.take();
         drop(self.store);
-        Self::start_configured(config, clock, dir, None, accounts, true, false).await
+        let mut server =
+            Self::start_configured(config, clock, dir, None, accounts, true, false).await;
+        server.postgres = postgres;
+        server
     }
 
     /// The listening address.

@@ -1,6 +1,6 @@
 //! SQL for blob versions and their extents.
 
-use rusqlite::{Connection, Row, params};
+use super::sql::{Sql, SqlRow, vals};
 use stowage_leases::LeaseRecord;
 
 use super::{lease_columns, tier_columns};
@@ -97,7 +97,7 @@ pub(crate) const BLOB_COLUMNS: &str = "id, name, snapshot, committed, blob_type,
 /// time (only Set Blob Expiry sets one).
 const READ_ONLY_COLUMN: &str = ", expires_at";
 
-pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
+pub(crate) fn read_blob_row(row: &dyn SqlRow) -> Result<BlobRow> {
     let key: String = row.get(2)?;
     let (snapshot, hidden) = super::versions::parse_key(key.clone());
     let blob_type: String = row.get(4)?;
@@ -115,7 +115,7 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
         committed: row.get(3)?,
         blob_type: BlobType::parse(&blob_type)
             .ok_or_else(|| Error::Corrupt(format!("blob type {blob_type:?}")))?,
-        size: row.get::<_, i64>(5)? as u64,
+        size: row.get::<i64>(5)? as u64,
         version: Versioned {
             etag: Etag::from_stored(row.get(6)?),
             last_modified: from_nanos(row.get(7)?),
@@ -129,17 +129,17 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
             cache_control: row.get(13)?,
             content_disposition: row.get(14)?,
         },
-        metadata: Metadata::decode(&row.get::<_, String>(15)?),
-        committed_block_count: row.get::<_, Option<i64>>(16)?.map(|n| n as u64),
+        metadata: Metadata::decode(&row.get::<String>(15)?),
+        committed_block_count: row.get::<Option<i64>>(16)?.map(|n| n as u64),
         tier: tier_columns::read(row, 17, 28)?,
-        copy: match row.get::<_, Option<String>>(18)? {
+        copy: match row.get::<Option<String>>(18)? {
             Some(id) => Some(CopyProperties {
                 id,
                 source: row.get(19)?,
                 progress: row.get(20)?,
                 completion_time: from_nanos(row.get(21)?),
                 pending: false,
-                status: match row.get::<_, Option<String>>(35)? {
+                status: match row.get::<Option<String>>(35)? {
                     None => CopyStatus::Success,
                     Some(s) => CopyStatus::parse(&s)
                         .ok_or_else(|| Error::Corrupt(format!("copy status {s:?}")))?,
@@ -150,7 +150,7 @@ pub(crate) fn read_blob_row(row: &Row<'_>) -> Result<BlobRow> {
         },
         lease: lease_columns::read(row, 22)?,
         sealed: row.get(27)?,
-        expires_at: row.get::<_, Option<i64>>(37)?.map(from_nanos),
+        expires_at: row.get::<Option<i64>>(37)?.map(from_nanos),
     })
 }
 
@@ -181,100 +181,108 @@ fn copy_values(c: &Option<CopyProperties>) -> CopyValues<'_> {
 
 /// The base blob (`snapshot` = `None`) or one snapshot of `name`.
 pub(crate) fn get_blob(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     snapshot: Option<&str>,
 ) -> Result<Option<BlobRow>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {BLOB_COLUMNS} FROM blobs
+    conn.query_row(
+        &format!(
+            "SELECT {BLOB_COLUMNS} FROM blobs
          WHERE container_id = ?1 AND name = ?2 AND is_base = ?3 AND snapshot = ?4"
-    ))?;
-    let mut rows = stmt.query(params![
-        container_id,
-        name,
-        snapshot.is_none(),
-        snapshot.unwrap_or("")
-    ])?;
-    match rows.next()? {
-        Some(row) => Ok(Some(read_blob_row(row)?)),
-        None => Ok(None),
-    }
+        ),
+        &vals![
+            container_id,
+            name,
+            snapshot.is_none(),
+            snapshot.unwrap_or("")
+        ],
+        read_blob_row,
+    )
 }
 
-pub(crate) fn blob_extents(conn: &Connection, blob_id: i64) -> Result<Vec<ExtentRef>> {
-    let mut stmt = conn.prepare_cached(
+pub(crate) fn blob_extents(conn: &dyn Sql, blob_id: i64) -> Result<Vec<ExtentRef>> {
+    conn.query_map(
         "SELECT extent, len, block_id FROM blob_extents WHERE blob_id = ?1 ORDER BY seq",
-    )?;
-    let rows = stmt.query_map(params![blob_id], |r| {
-        Ok(ExtentRef {
-            extent: r.get(0)?,
-            len: r.get::<_, i64>(1)? as u64,
-            block_id: r.get(2)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        &vals![blob_id],
+        |r| {
+            Ok(ExtentRef {
+                extent: r.get(0)?,
+                len: r.get::<i64>(1)? as u64,
+                block_id: r.get(2)?,
+            })
+        },
+    )
 }
 
 fn insert_extents(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     first_seq: i64,
     extents: &[ExtentRef],
 ) -> Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
     for (i, e) in extents.iter().enumerate() {
-        stmt.execute(params![
-            blob_id,
-            first_seq + i as i64,
-            e.extent,
-            e.len as i64,
-            e.block_id
-        ])?;
+        conn.execute(
+            "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            &vals![
+                &blob_id,
+                first_seq + i as i64,
+                &e.extent,
+                e.len as i64,
+                &e.block_id
+            ],
+        )?;
     }
     Ok(())
 }
 
 /// Appends one extent to the content of `blob_id` (Append Block).
-pub(crate) fn append_extent(conn: &Connection, blob_id: i64, extent: &ExtentRef) -> Result<()> {
+pub(crate) fn append_extent(conn: &dyn Sql, blob_id: i64, extent: &ExtentRef) -> Result<()> {
     let next: i64 = conn
-        .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM blob_extents WHERE blob_id = ?1")?
-        .query_row(params![blob_id], |r| r.get(0))?;
+        .query_row(
+            "SELECT COALESCE(MAX(seq) + 1, 0) FROM blob_extents WHERE blob_id = ?1",
+            &vals![&blob_id],
+            |r| r.get(0),
+        )?
+        .ok_or_else(super::sql::no_rows)?;
     insert_extents(conn, blob_id, next, std::slice::from_ref(extent))
 }
 
 /// Records the new size, block count and version of an append blob.
-pub(crate) fn update_after_append(conn: &Connection, row: &BlobRow) -> Result<()> {
+pub(crate) fn update_after_append(conn: &dyn Sql, row: &BlobRow) -> Result<()> {
     let lease = lease_columns::values(&row.lease);
-    conn.prepare_cached(&format!(
-        "UPDATE blobs SET size = ?2, committed_block_count = ?3, etag = ?4, last_modified = ?5,
+    conn.execute(
+        &format!(
+            "UPDATE blobs SET size = ?2, committed_block_count = ?3, etag = ?4, last_modified = ?5,
             ({}) = (?6, ?7, ?8, ?9, ?10)
          WHERE id = ?1",
-        lease_columns::COLUMNS
-    ))?
-    .execute(params![
-        row.id,
-        row.size as i64,
-        row.committed_block_count.map(|n| n as i64),
-        row.version.etag.as_str(),
-        to_nanos(row.version.last_modified),
-        lease.0,
-        lease.1,
-        lease.2,
-        lease.3,
-        lease.4,
-    ])?;
+            lease_columns::COLUMNS
+        ),
+        &vals![
+            &row.id,
+            row.size as i64,
+            row.committed_block_count.map(|n| n as i64),
+            row.version.etag.as_str(),
+            to_nanos(row.version.last_modified),
+            &lease.0,
+            &lease.1,
+            &lease.2,
+            &lease.3,
+            &lease.4
+        ],
+    )?;
     Ok(())
 }
 
 /// Removes the content of `blob_id` (its extent list, or a page blob's
 /// page map and page row) and returns the extents it read.
-fn take_extents(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
+fn take_extents(conn: &dyn Sql, blob_id: i64) -> Result<Vec<String>> {
     let old = blob_extents(conn, blob_id)?;
-    conn.prepare_cached("DELETE FROM blob_extents WHERE blob_id = ?1")?
-        .execute(params![blob_id])?;
+    conn.execute(
+        "DELETE FROM blob_extents WHERE blob_id = ?1",
+        &vals![&blob_id],
+    )?;
     let mut old: Vec<String> = old.into_iter().map(|e| e.extent).collect();
     old.extend(super::pages::take_pages(conn, blob_id)?);
     Ok(old)
@@ -285,66 +293,70 @@ fn take_extents(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
 /// and page row. Rows only: both versions read the same extents. Every
 /// copy of content (snapshots, copies) goes through here, so a new kind
 /// of content is shared by adding it here.
-pub(crate) fn share_content(conn: &Connection, from: i64, to: i64) -> Result<()> {
-    conn.prepare_cached(
+pub(crate) fn share_content(conn: &dyn Sql, from: i64, to: i64) -> Result<()> {
+    conn.execute(
         "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id)
          SELECT ?2, seq, extent, len, block_id FROM blob_extents WHERE blob_id = ?1",
-    )?
-    .execute(params![from, to])?;
+        &vals![&from, &to],
+    )?;
     super::pages::share_pages(conn, from, to)
 }
 
 /// Inserts a new blob version and its extents.
-pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> Result<i64> {
+pub(crate) fn insert_blob(conn: &dyn Sql, container_id: i64, b: &NewBlob) -> Result<i64> {
     let lease = lease_columns::values(&b.lease);
     let tier = tier_columns::values(&b.tier);
     let copy = copy_values(&b.copy);
-    conn.prepare_cached(&format!(
-        "INSERT INTO blobs (container_id, is_base, {}) VALUES
+    let id: i64 = conn
+        .query_row(
+            &format!(
+                "INSERT INTO blobs (container_id, is_base, {}) VALUES
          (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
           ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, NULL, NULL,
-          ?35, ?36)",
-        &BLOB_COLUMNS["id, ".len()..BLOB_COLUMNS.len() - READ_ONLY_COLUMN.len()]
-    ))?
-    .execute(params![
-        container_id,
-        b.snapshot.is_none(),
-        b.name,
-        b.snapshot.as_deref().unwrap_or(""),
-        b.committed,
-        b.blob_type.as_str(),
-        b.size as i64,
-        b.version.etag.as_str(),
-        to_nanos(b.version.last_modified),
-        to_nanos(b.creation_time),
-        b.content.content_type,
-        b.content.content_encoding,
-        b.content.content_language,
-        b.content.content_md5.as_deref(),
-        b.content.cache_control,
-        b.content.content_disposition,
-        b.metadata.encode(),
-        b.committed_block_count.map(|n| n as i64),
-        tier.0,
-        copy.0,
-        copy.1,
-        copy.2,
-        copy.3,
-        lease.0,
-        lease.1,
-        lease.2,
-        lease.3,
-        lease.4,
-        b.sealed,
-        tier.1,
-        tier.2,
-        tier.3,
-        tier.4,
-        b.version_id,
-        copy.4,
-        copy.5,
-    ])?;
-    let id = conn.last_insert_rowid();
+          ?35, ?36) RETURNING id",
+                &BLOB_COLUMNS["id, ".len()..BLOB_COLUMNS.len() - READ_ONLY_COLUMN.len()]
+            ),
+            &vals![
+                &container_id,
+                b.snapshot.is_none(),
+                &b.name,
+                b.snapshot.as_deref().unwrap_or(""),
+                &b.committed,
+                b.blob_type.as_str(),
+                b.size as i64,
+                b.version.etag.as_str(),
+                to_nanos(b.version.last_modified),
+                to_nanos(b.creation_time),
+                &b.content.content_type,
+                &b.content.content_encoding,
+                &b.content.content_language,
+                b.content.content_md5.as_deref(),
+                &b.content.cache_control,
+                &b.content.content_disposition,
+                b.metadata.encode(),
+                b.committed_block_count.map(|n| n as i64),
+                &tier.0,
+                &copy.0,
+                &copy.1,
+                &copy.2,
+                &copy.3,
+                &lease.0,
+                &lease.1,
+                &lease.2,
+                &lease.3,
+                &lease.4,
+                &b.sealed,
+                &tier.1,
+                &tier.2,
+                &tier.3,
+                &tier.4,
+                &b.version_id,
+                &copy.4,
+                &copy.5
+            ],
+            |r| r.get(0),
+        )?
+        .ok_or_else(super::sql::no_rows)?;
     insert_extents(conn, id, 0, &b.extents)?;
     Ok(id)
 }
@@ -353,7 +365,7 @@ pub(crate) fn insert_blob(conn: &Connection, container_id: i64, b: &NewBlob) -> 
 /// version and the blob's uncommitted blocks referenced (all uncommitted
 /// blocks are discarded by every content replacement, and so is an expiry
 /// time: a rewritten blob does not expire).
-pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Vec<String>> {
+pub(crate) fn replace_blob(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<Vec<String>> {
     let mut old = take_extents(conn, id)?;
     old.extend(super::blocks::take_blocks(conn, id)?);
     replace_attributes(conn, id, b)?;
@@ -364,22 +376,19 @@ pub(crate) fn replace_blob(conn: &Connection, id: i64, b: &NewBlob) -> Result<Ve
 /// Replaces everything of the base blob row `id` by `b` but its content
 /// (a copy of a blob onto itself); returns the extents of its uncommitted
 /// blocks, which are discarded.
-pub(crate) fn replace_keeping_content(
-    conn: &Connection,
-    id: i64,
-    b: &NewBlob,
-) -> Result<Vec<String>> {
+pub(crate) fn replace_keeping_content(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<Vec<String>> {
     let old = super::blocks::take_blocks(conn, id)?;
     replace_attributes(conn, id, b)?;
     Ok(old)
 }
 
-fn replace_attributes(conn: &Connection, id: i64, b: &NewBlob) -> Result<()> {
+fn replace_attributes(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<()> {
     let lease = lease_columns::values(&b.lease);
     let copy = copy_values(&b.copy);
     let tier = tier_columns::values(&b.tier);
-    conn.prepare_cached(&format!(
-        "UPDATE blobs SET committed = ?2, blob_type = ?3, size = ?4, etag = ?5,
+    conn.execute(
+        &format!(
+            "UPDATE blobs SET committed = ?2, blob_type = ?3, size = ?4, etag = ?5,
             last_modified = ?6, content_type = ?7, content_encoding = ?8, content_language = ?9,
             content_md5 = ?10, cache_control = ?11, content_disposition = ?12, metadata = ?13,
             committed_block_count = ?14, access_tier = ?15,
@@ -389,129 +398,131 @@ fn replace_attributes(conn: &Connection, id: i64, b: &NewBlob) -> Result<()> {
             ({}) = (?21, ?22, ?23, ?24, ?25),
             ({}) = (?27, ?28, ?29, ?30)
          WHERE id = ?1",
-        lease_columns::COLUMNS,
-        tier_columns::CHANGE_COLUMNS,
-    ))?
-    .execute(params![
-        id,
-        b.committed,
-        b.blob_type.as_str(),
-        b.size as i64,
-        b.version.etag.as_str(),
-        to_nanos(b.version.last_modified),
-        b.content.content_type,
-        b.content.content_encoding,
-        b.content.content_language,
-        b.content.content_md5.as_deref(),
-        b.content.cache_control,
-        b.content.content_disposition,
-        b.metadata.encode(),
-        b.committed_block_count.map(|n| n as i64),
-        tier.0,
-        copy.0,
-        copy.1,
-        copy.2,
-        copy.3,
-        to_nanos(b.creation_time),
-        lease.0,
-        lease.1,
-        lease.2,
-        lease.3,
-        lease.4,
-        b.sealed,
-        tier.1,
-        tier.2,
-        tier.3,
-        tier.4,
-        b.version_id,
-        copy.4,
-        copy.5,
-    ])?;
+            lease_columns::COLUMNS,
+            tier_columns::CHANGE_COLUMNS,
+        ),
+        &vals![
+            &id,
+            &b.committed,
+            b.blob_type.as_str(),
+            b.size as i64,
+            b.version.etag.as_str(),
+            to_nanos(b.version.last_modified),
+            &b.content.content_type,
+            &b.content.content_encoding,
+            &b.content.content_language,
+            b.content.content_md5.as_deref(),
+            &b.content.cache_control,
+            &b.content.content_disposition,
+            b.metadata.encode(),
+            b.committed_block_count.map(|n| n as i64),
+            &tier.0,
+            &copy.0,
+            &copy.1,
+            &copy.2,
+            &copy.3,
+            to_nanos(b.creation_time),
+            &lease.0,
+            &lease.1,
+            &lease.2,
+            &lease.3,
+            &lease.4,
+            &b.sealed,
+            &tier.1,
+            &tier.2,
+            &tier.3,
+            &tier.4,
+            &b.version_id,
+            &copy.4,
+            &copy.5
+        ],
+    )?;
     Ok(())
 }
 
 /// Writes the properties, metadata and lease of row `id` (content unchanged).
-pub(crate) fn update_blob_attributes(conn: &Connection, row: &BlobRow) -> Result<()> {
+pub(crate) fn update_blob_attributes(conn: &dyn Sql, row: &BlobRow) -> Result<()> {
     let lease = lease_columns::values(&row.lease);
     let copy = copy_values(&row.copy);
-    conn.prepare_cached(&format!(
-        "UPDATE blobs SET etag = ?2, last_modified = ?3, content_type = ?4,
+    conn.execute(
+        &format!(
+            "UPDATE blobs SET etag = ?2, last_modified = ?3, content_type = ?4,
             content_encoding = ?5, content_language = ?6, content_md5 = ?7, cache_control = ?8,
             content_disposition = ?9, metadata = ?10,
             copy_id = ?11, copy_source = ?12, copy_progress = ?13, copy_completion_time = ?14,
             ({}) = (?15, ?16, ?17, ?18, ?19), version_id = ?20,
             copy_status = ?21, copy_status_description = ?22
          WHERE id = ?1",
-        lease_columns::COLUMNS
-    ))?
-    .execute(params![
-        row.id,
-        row.version.etag.as_str(),
-        to_nanos(row.version.last_modified),
-        row.content.content_type,
-        row.content.content_encoding,
-        row.content.content_language,
-        row.content.content_md5.as_deref(),
-        row.content.cache_control,
-        row.content.content_disposition,
-        row.metadata.encode(),
-        copy.0,
-        copy.1,
-        copy.2,
-        copy.3,
-        lease.0,
-        lease.1,
-        lease.2,
-        lease.3,
-        lease.4,
-        row.version_id,
-        copy.4,
-        copy.5,
-    ])?;
+            lease_columns::COLUMNS
+        ),
+        &vals![
+            &row.id,
+            row.version.etag.as_str(),
+            to_nanos(row.version.last_modified),
+            &row.content.content_type,
+            &row.content.content_encoding,
+            &row.content.content_language,
+            row.content.content_md5.as_deref(),
+            &row.content.cache_control,
+            &row.content.content_disposition,
+            row.metadata.encode(),
+            &copy.0,
+            &copy.1,
+            &copy.2,
+            &copy.3,
+            &lease.0,
+            &lease.1,
+            &lease.2,
+            &lease.3,
+            &lease.4,
+            &row.version_id,
+            &copy.4,
+            &copy.5
+        ],
+    )?;
     Ok(())
 }
 
 /// Writes the tier record of row `id` (Set Blob Tier: ETag and
 /// Last-Modified stay as they are).
-pub(crate) fn set_tier(conn: &Connection, id: i64, tier: &TierRecord) -> Result<()> {
+pub(crate) fn set_tier(conn: &dyn Sql, id: i64, tier: &TierRecord) -> Result<()> {
     let v = tier_columns::values(tier);
-    conn.prepare_cached(&format!(
-        "UPDATE blobs SET access_tier = ?2, ({}) = (?3, ?4, ?5, ?6) WHERE id = ?1",
-        tier_columns::CHANGE_COLUMNS
-    ))?
-    .execute(params![id, v.0, v.1, v.2, v.3, v.4])?;
+    conn.execute(
+        &format!(
+            "UPDATE blobs SET access_tier = ?2, ({}) = (?3, ?4, ?5, ?6) WHERE id = ?1",
+            tier_columns::CHANGE_COLUMNS
+        ),
+        &vals![&id, &v.0, &v.1, &v.2, &v.3, &v.4],
+    )?;
     Ok(())
 }
 
 /// Seals append blob `id` (its ETag and Last-Modified stay as they are).
-pub(crate) fn seal_blob(conn: &Connection, id: i64) -> Result<()> {
-    conn.prepare_cached("UPDATE blobs SET sealed = 1 WHERE id = ?1")?
-        .execute(params![id])?;
+pub(crate) fn seal_blob(conn: &dyn Sql, id: i64) -> Result<()> {
+    conn.execute("UPDATE blobs SET sealed = 1 WHERE id = ?1", &vals![&id])?;
     Ok(())
 }
 
 /// Deletes one blob version with its uncommitted blocks; returns the
 /// extents they referenced.
-pub(crate) fn delete_blob_row(conn: &Connection, id: i64) -> Result<Vec<String>> {
+pub(crate) fn delete_blob_row(conn: &dyn Sql, id: i64) -> Result<Vec<String>> {
     let mut old = take_extents(conn, id)?;
     old.extend(super::blocks::take_blocks(conn, id)?);
-    conn.prepare_cached("DELETE FROM blobs WHERE id = ?1")?
-        .execute(params![id])?;
+    conn.execute("DELETE FROM blobs WHERE id = ?1", &vals![&id])?;
     Ok(old)
 }
 
 /// Deletes every snapshot of `name`; returns the extents they referenced.
 pub(crate) fn delete_snapshots(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
 ) -> Result<Vec<String>> {
-    let ids: Vec<i64> = conn
-        .prepare_cached(
-            "SELECT id FROM blobs WHERE container_id = ?1 AND name = ?2 AND is_base = 0",
-        )?
-        .query_map(params![container_id, name], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+    let ids: Vec<i64> = conn.query_map(
+        "SELECT id FROM blobs WHERE container_id = ?1 AND name = ?2 AND is_base = 0",
+        &vals![&container_id, &name],
+        |r| r.get(0),
+    )?;
     let mut extents = Vec::new();
     for id in ids {
         extents.extend(delete_blob_row(conn, id)?);
@@ -520,31 +531,34 @@ pub(crate) fn delete_snapshots(
 }
 
 /// Deletes base row `id` if it is an uncommitted-only blob with no blocks left.
-pub(crate) fn delete_uncommitted_blob(conn: &Connection, id: i64) -> Result<()> {
-    conn.prepare_cached(
+pub(crate) fn delete_uncommitted_blob(conn: &dyn Sql, id: i64) -> Result<()> {
+    conn.execute(
         "DELETE FROM blobs WHERE id = ?1 AND committed = 0
            AND NOT EXISTS (SELECT 1 FROM blocks WHERE blob_id = ?1)",
-    )?
-    .execute(params![id])?;
+        &vals![&id],
+    )?;
     Ok(())
 }
 
 /// Number of snapshots of `name`.
-pub(crate) fn count_snapshots(conn: &Connection, container_id: i64, name: &str) -> Result<u64> {
+pub(crate) fn count_snapshots(conn: &dyn Sql, container_id: i64, name: &str) -> Result<u64> {
     let n: i64 = conn
-        .prepare_cached(
+        .query_row(
             "SELECT COUNT(*) FROM blobs WHERE container_id = ?1 AND name = ?2 AND is_base = 0",
+            &vals![&container_id, &name],
+            |r| r.get(0),
         )?
-        .query_row(params![container_id, name], |r| r.get(0))?;
+        .ok_or_else(super::sql::no_rows)?;
     Ok(n as u64)
 }
 
 /// The highest ETag stored anywhere (to seed the ETag generator).
-pub(crate) fn highest_etag(conn: &Connection) -> Result<Option<String>> {
-    Ok(conn.query_row(
-        "SELECT MAX(e) FROM (SELECT MAX(etag) AS e FROM blobs
-                             UNION ALL SELECT MAX(etag) FROM containers)",
-        [],
-        |r| r.get(0),
-    )?)
+pub(crate) fn highest_etag(conn: &dyn Sql) -> Result<Option<String>> {
+    Ok(conn
+        .query_value::<Option<String>>(
+            "SELECT MAX(e) FROM (SELECT MAX(etag) AS e FROM blobs
+                             UNION ALL SELECT MAX(etag) FROM containers) AS highest",
+            &[],
+        )?
+        .flatten())
 }

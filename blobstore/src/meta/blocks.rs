@@ -1,6 +1,6 @@
 //! SQL for staged (uncommitted) blocks and committed block lists.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use super::sql::{Sql, SqlRow, vals};
 
 use crate::Result;
 use crate::timestamps::to_nanos;
@@ -19,8 +19,14 @@ const STAGE: &str =
     "INSERT INTO blocks (blob_id, block_id, extent, len, staged_at) VALUES (?1, ?2, ?3, ?4, ?5)
      ON CONFLICT (blob_id, block_id) DO UPDATE SET
         extent = excluded.extent, len = excluded.len, staged_at = excluded.staged_at";
+/// The larger of two values is `MAX(a, b)` on SQLite, `GREATEST(a, b)` on
+/// PostgreSQL.
 const COUNT_STAGING: &str = "INSERT INTO staged_counts (blob_id, n, newest) VALUES (?1, ?2, ?3)
      ON CONFLICT (blob_id) DO UPDATE SET n = n + excluded.n, newest = MAX(newest, excluded.newest)";
+const COUNT_STAGING_POSTGRES: &str = "INSERT INTO staged_counts (blob_id, n, newest)
+     VALUES (?1, ?2, ?3)
+     ON CONFLICT (blob_id) DO UPDATE SET n = staged_counts.n + excluded.n,
+        newest = GREATEST(staged_counts.newest, excluded.newest)";
 const STALE_BLOBS: &str = "SELECT blob_id FROM staged_counts WHERE newest < ?1 LIMIT ?2";
 
 /// A block as listed by Get Block List, with its extent.
@@ -37,128 +43,123 @@ pub(crate) struct BlockRow {
 /// the extent of the replaced block, if any. Keeps the blob's count of
 /// staged blocks, so that counting them reads one row.
 pub(crate) fn stage_block(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     block: &BlockRow,
     now: std::time::SystemTime,
 ) -> Result<Option<String>> {
     let old = staged_block(conn, blob_id, &block.block_id)?.map(|b| b.extent);
-    conn.prepare_cached(STAGE)?.execute(params![
-        blob_id,
-        block.block_id,
-        block.extent,
-        block.len as i64,
-        to_nanos(now)
-    ])?;
-    conn.prepare_cached(COUNT_STAGING)?.execute(params![
-        blob_id,
-        i64::from(old.is_none()),
-        to_nanos(now)
-    ])?;
+    conn.execute(
+        STAGE,
+        &vals![
+            &blob_id,
+            &block.block_id,
+            &block.extent,
+            block.len as i64,
+            to_nanos(now)
+        ],
+    )?;
+    conn.execute(
+        conn.dialect().pick(COUNT_STAGING, COUNT_STAGING_POSTGRES),
+        &vals![&blob_id, i64::from(old.is_none()), to_nanos(now)],
+    )?;
     Ok(old)
 }
 
-fn block_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BlockRow> {
+fn block_row(r: &dyn SqlRow) -> Result<BlockRow> {
     Ok(BlockRow {
         block_id: r.get(0)?,
         extent: r.get(1)?,
-        len: r.get::<_, i64>(2)? as u64,
+        len: r.get::<i64>(2)? as u64,
     })
 }
 
 /// The uncommitted block `block_id` of a blob, if staged.
 pub(crate) fn staged_block(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     block_id: &str,
 ) -> Result<Option<BlockRow>> {
-    Ok((conn
-        .prepare_cached(STAGED_BLOCK)?
-        .query_row(params![blob_id, block_id], block_row))
-    .optional()?)
+    conn.query_row(STAGED_BLOCK, &vals![&blob_id, &block_id], block_row)
 }
 
 /// The block `block_id` of a blob version's committed list, if there.
 pub(crate) fn committed_block(
-    conn: &Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     block_id: &str,
 ) -> Result<Option<BlockRow>> {
-    Ok((conn
-        .prepare_cached(COMMITTED_BLOCK)?
-        .query_row(params![blob_id, block_id], block_row))
-    .optional()?)
+    conn.query_row(COMMITTED_BLOCK, &vals![&blob_id, &block_id], block_row)
 }
 
 /// The id of some uncommitted block of the blob (all of them decode to the
 /// same length, so any one tells that length).
-pub(crate) fn any_staged_block_id(conn: &Connection, blob_id: i64) -> Result<Option<String>> {
-    Ok((conn
-        .prepare_cached(ANY_STAGED_ID)?
-        .query_row(params![blob_id], |r| r.get(0)))
-    .optional()?)
+pub(crate) fn any_staged_block_id(conn: &dyn Sql, blob_id: i64) -> Result<Option<String>> {
+    conn.query_row(ANY_STAGED_ID, &vals![&blob_id], |r| r.get(0))
 }
 
 /// The uncommitted blocks of a blob, sorted by id.
-pub(crate) fn uncommitted_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<BlockRow>> {
-    let mut stmt = conn.prepare_cached(
+pub(crate) fn uncommitted_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<BlockRow>> {
+    let rows = conn.query_map(
         "SELECT block_id, extent, len FROM blocks WHERE blob_id = ?1 ORDER BY block_id",
+        &vals![&blob_id],
+        block_row,
     )?;
-    let rows = stmt.query_map(params![blob_id], block_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// How many uncommitted blocks the blob has (one row read).
-pub(crate) fn count_uncommitted(conn: &Connection, blob_id: i64) -> Result<u64> {
-    let n: Option<i64> = (conn
-        .prepare_cached(COUNT_STAGED)?
-        .query_row(params![blob_id], |r| r.get(0)))
-    .optional()?;
+pub(crate) fn count_uncommitted(conn: &dyn Sql, blob_id: i64) -> Result<u64> {
+    let n: Option<i64> = conn.query_row(COUNT_STAGED, &vals![&blob_id], |r| r.get(0))?;
     Ok(n.unwrap_or(0) as u64)
 }
 
 /// Deletes every uncommitted block of the blob; returns their extents.
-pub(crate) fn take_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<String>> {
-    let extents: Vec<String> = conn
-        .prepare_cached("SELECT extent FROM blocks WHERE blob_id = ?1")?
-        .query_map(params![blob_id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    conn.prepare_cached("DELETE FROM blocks WHERE blob_id = ?1")?
-        .execute(params![blob_id])?;
-    conn.prepare_cached("DELETE FROM staged_counts WHERE blob_id = ?1")?
-        .execute(params![blob_id])?;
+pub(crate) fn take_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<String>> {
+    let extents: Vec<String> = conn.query_map(
+        "SELECT extent FROM blocks WHERE blob_id = ?1",
+        &vals![&blob_id],
+        |r| r.get(0),
+    )?;
+    conn.execute("DELETE FROM blocks WHERE blob_id = ?1", &vals![&blob_id])?;
+    conn.execute(
+        "DELETE FROM staged_counts WHERE blob_id = ?1",
+        &vals![&blob_id],
+    )?;
     Ok(extents)
 }
 
 /// The committed block list of a blob version, in order.
-pub(crate) fn committed_blocks(conn: &Connection, blob_id: i64) -> Result<Vec<BlockRow>> {
-    let mut stmt = conn.prepare_cached(
+pub(crate) fn committed_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<BlockRow>> {
+    let rows = conn.query_map(
         "SELECT block_id, extent, len FROM blob_extents
          WHERE blob_id = ?1 AND block_id IS NOT NULL ORDER BY seq",
+        &vals![&blob_id],
+        block_row,
     )?;
-    let rows = stmt.query_map(params![blob_id], block_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// Base blobs whose newest staged block is older than `cutoff`: their
 /// uncommitted blocks have outlived the service's lifetime for them. Found
 /// through the index of each blob's newest block, without reading blocks.
 pub(crate) fn blobs_with_stale_blocks(
-    conn: &Connection,
+    conn: &dyn Sql,
     cutoff: std::time::SystemTime,
     limit: usize,
 ) -> Result<Vec<i64>> {
-    let mut stmt = conn.prepare_cached(STALE_BLOBS)?;
-    let rows = stmt.query_map(params![to_nanos(cutoff), limit as i64], |r| r.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let rows = conn.query_map(STALE_BLOBS, &vals![to_nanos(cutoff), limit as i64], |r| {
+        r.get(0)
+    })?;
+    Ok(rows)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn database() -> Connection {
-        let conn = Connection::open_in_memory().unwrap();
+    fn database() -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
         conn.pragma_update(None, "foreign_keys", "ON").unwrap();
         super::super::schema::migrate(&conn).unwrap();
         super::super::schema::tests::insert_two_blobs(&conn);

@@ -2,10 +2,10 @@
 
 use std::time::SystemTime;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
 use stowage_leases::LeaseRecord;
 
 use super::lease_columns;
+use super::sql::{Sql, SqlRow, vals};
 use crate::timestamps::{from_nanos, to_nanos};
 use crate::{AccessPolicy, Error, Etag, Metadata, PublicAccess, Result, Versioned};
 
@@ -44,7 +44,7 @@ const SELECT: &str = "SELECT id, COALESCE(deleted_name, name), etag, last_modifi
     deleted_version, deleted_at, purge_at
     FROM containers";
 
-fn read_row(row: &Row<'_>) -> Result<ContainerRow> {
+fn read_row(row: &dyn SqlRow) -> Result<ContainerRow> {
     let public: Option<String> = row.get(5)?;
     Ok(ContainerRow {
         id: row.get(0)?,
@@ -53,7 +53,7 @@ fn read_row(row: &Row<'_>) -> Result<ContainerRow> {
             etag: Etag::from_stored(row.get(2)?),
             last_modified: from_nanos(row.get(3)?),
         },
-        metadata: Metadata::decode(&row.get::<_, String>(4)?),
+        metadata: Metadata::decode(&row.get::<String>(4)?),
         public_access: public.as_deref().and_then(PublicAccess::parse),
         default_encryption_scope: row.get(6)?,
         deny_encryption_scope_override: row.get(7)?,
@@ -63,51 +63,46 @@ fn read_row(row: &Row<'_>) -> Result<ContainerRow> {
 }
 
 pub(crate) fn get_container(
-    conn: &Connection,
+    conn: &dyn Sql,
     account: &str,
     name: &str,
 ) -> Result<Option<ContainerRow>> {
-    let mut stmt = conn.prepare_cached(&format!("{SELECT} WHERE account = ?1 AND name = ?2"))?;
-    let mut rows = stmt.query(params![account, name])?;
-    match rows.next()? {
-        Some(row) => Ok(Some(read_row(row)?)),
-        None => Ok(None),
-    }
+    conn.query_row(
+        &format!("{SELECT} WHERE account = ?1 AND name = ?2"),
+        &vals![account, name],
+        read_row,
+    )
 }
 
 /// Like [`get_container`], failing with `ContainerNotFound`.
-pub(crate) fn require_container(
-    conn: &Connection,
-    account: &str,
-    name: &str,
-) -> Result<ContainerRow> {
+pub(crate) fn require_container(conn: &dyn Sql, account: &str, name: &str) -> Result<ContainerRow> {
     get_container(conn, account, name)?.ok_or(Error::ContainerNotFound)
 }
 
-pub(crate) fn container_id(conn: &Connection, account: &str, name: &str) -> Result<i64> {
-    conn.prepare_cached("SELECT id FROM containers WHERE account = ?1 AND name = ?2")?
-        .query_row(params![account, name], |r| r.get(0))
-        .optional()?
-        .ok_or(Error::ContainerNotFound)
+pub(crate) fn container_id(conn: &dyn Sql, account: &str, name: &str) -> Result<i64> {
+    conn.query_value(
+        "SELECT id FROM containers WHERE account = ?1 AND name = ?2",
+        &vals![account, name],
+    )?
+    .ok_or(Error::ContainerNotFound)
 }
 
-pub(crate) fn insert_container(conn: &Connection, c: &NewContainer) -> Result<()> {
-    let inserted = conn
-        .prepare_cached(
-            "INSERT INTO containers (account, name, etag, last_modified, metadata, public_access,
+pub(crate) fn insert_container(conn: &dyn Sql, c: &NewContainer) -> Result<()> {
+    let inserted = conn.execute(
+        "INSERT INTO containers (account, name, etag, last_modified, metadata, public_access,
             default_encryption_scope, deny_encryption_scope_override)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
-        )?
-        .execute(params![
-            c.account,
-            c.name,
+        &vals![
+            &c.account,
+            &c.name,
             c.version.etag.as_str(),
             to_nanos(c.version.last_modified),
-            c.metadata.encode(),
+            &c.metadata.encode(),
             c.public_access.map(PublicAccess::as_str),
-            c.default_encryption_scope,
+            &c.default_encryption_scope,
             c.deny_encryption_scope_override,
-        ])?;
+        ],
+    )?;
     if inserted == 0 {
         return Err(Error::ContainerAlreadyExists);
     }
@@ -115,109 +110,104 @@ pub(crate) fn insert_container(conn: &Connection, c: &NewContainer) -> Result<()
 }
 
 pub(crate) fn update_container_metadata(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     version: &Versioned,
     metadata: &Metadata,
 ) -> Result<()> {
-    conn.prepare_cached(
+    conn.execute(
         "UPDATE containers SET etag = ?2, last_modified = ?3, metadata = ?4 WHERE id = ?1",
-    )?
-    .execute(params![
-        id,
-        version.etag.as_str(),
-        to_nanos(version.last_modified),
-        metadata.encode()
-    ])?;
+        &vals![
+            id,
+            version.etag.as_str(),
+            to_nanos(version.last_modified),
+            &metadata.encode()
+        ],
+    )?;
     Ok(())
 }
 
-pub(crate) fn update_container_lease(
-    conn: &Connection,
-    id: i64,
-    lease: &LeaseRecord,
-) -> Result<()> {
+pub(crate) fn update_container_lease(conn: &dyn Sql, id: i64, lease: &LeaseRecord) -> Result<()> {
     let v = lease_columns::values(lease);
-    conn.prepare_cached(&format!(
-        "UPDATE containers SET ({}) = (?2, ?3, ?4, ?5, ?6) WHERE id = ?1",
-        lease_columns::COLUMNS
-    ))?
-    .execute(params![id, v.0, v.1, v.2, v.3, v.4])?;
+    conn.execute(
+        &format!(
+            "UPDATE containers SET ({}) = (?2, ?3, ?4, ?5, ?6) WHERE id = ?1",
+            lease_columns::COLUMNS
+        ),
+        &vals![id, &v.0, v.1, v.2, v.3, v.4],
+    )?;
     Ok(())
 }
 
 /// The stored access policies of a container, in order.
-pub(crate) fn container_policies(conn: &Connection, id: i64) -> Result<Vec<AccessPolicy>> {
-    let mut stmt = conn.prepare_cached(
+pub(crate) fn container_policies(conn: &dyn Sql, id: i64) -> Result<Vec<AccessPolicy>> {
+    conn.query_map(
         "SELECT id, start, expiry, permission FROM container_policies
          WHERE container_id = ?1 ORDER BY seq",
-    )?;
-    let rows = stmt.query_map(params![id], |r| {
-        Ok(AccessPolicy {
-            id: r.get(0)?,
-            start: r.get::<_, Option<i64>>(1)?.map(from_nanos),
-            expiry: r.get::<_, Option<i64>>(2)?.map(from_nanos),
-            permission: r.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        &vals![id],
+        |r| {
+            Ok(AccessPolicy {
+                id: r.get(0)?,
+                start: r.get::<Option<i64>>(1)?.map(from_nanos),
+                expiry: r.get::<Option<i64>>(2)?.map(from_nanos),
+                permission: r.get(3)?,
+            })
+        },
+    )
 }
 
 /// Replaces the ACL: public access, policies, and the container's version.
 pub(crate) fn set_container_acl(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     version: &Versioned,
     public_access: Option<PublicAccess>,
     policies: &[AccessPolicy],
 ) -> Result<()> {
-    conn.prepare_cached(
+    conn.execute(
         "UPDATE containers SET etag = ?2, last_modified = ?3, public_access = ?4 WHERE id = ?1",
-    )?
-    .execute(params![
-        id,
-        version.etag.as_str(),
-        to_nanos(version.last_modified),
-        public_access.map(PublicAccess::as_str)
-    ])?;
-    conn.prepare_cached("DELETE FROM container_policies WHERE container_id = ?1")?
-        .execute(params![id])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO container_policies (container_id, seq, id, start, expiry, permission)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        &vals![
+            id,
+            version.etag.as_str(),
+            to_nanos(version.last_modified),
+            public_access.map(PublicAccess::as_str)
+        ],
+    )?;
+    conn.execute(
+        "DELETE FROM container_policies WHERE container_id = ?1",
+        &vals![id],
     )?;
     for (seq, p) in policies.iter().enumerate() {
-        insert.execute(params![
-            id,
-            seq as i64,
-            p.id,
-            p.start.map(to_nanos),
-            p.expiry.map(to_nanos),
-            p.permission
-        ])?;
+        conn.execute(
+            "INSERT INTO container_policies (container_id, seq, id, start, expiry, permission)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            &vals![
+                id,
+                seq as i64,
+                &p.id,
+                p.start.map(to_nanos),
+                p.expiry.map(to_nanos),
+                &p.permission
+            ],
+        )?;
     }
     Ok(())
 }
 
 /// Deletes the container and everything in it; returns the extents its blobs
 /// referenced, for the caller to turn into garbage where nothing else uses them.
-pub(crate) fn delete_container(conn: &Connection, id: i64) -> Result<Vec<String>> {
-    let extents = {
-        let mut stmt = conn.prepare_cached(
-            "SELECT e.extent FROM blob_extents e JOIN blobs b ON b.id = e.blob_id
+pub(crate) fn delete_container(conn: &dyn Sql, id: i64) -> Result<Vec<String>> {
+    let mut extents: Vec<String> = conn.query_map(
+        "SELECT e.extent FROM blob_extents e JOIN blobs b ON b.id = e.blob_id
              WHERE b.container_id = ?1
              UNION
              SELECT k.extent FROM blocks k JOIN blobs b ON b.id = k.blob_id
              WHERE b.container_id = ?1",
-        )?;
-        let mut extents = stmt
-            .query_map(params![id], |r| r.get(0))?
-            .collect::<rusqlite::Result<Vec<String>>>()?;
-        extents.extend(super::pages::container_page_extents(conn, id)?);
-        extents
-    };
-    conn.prepare_cached("DELETE FROM containers WHERE id = ?1")?
-        .execute(params![id])?;
+        &vals![id],
+        |r| r.get(0),
+    )?;
+    extents.extend(super::pages::container_page_extents(conn, id)?);
+    conn.execute("DELETE FROM containers WHERE id = ?1", &vals![id])?;
     Ok(extents)
 }
 
@@ -227,7 +217,7 @@ pub(crate) fn delete_container(conn: &Connection, id: i64) -> Result<Vec<String>
 /// the live container of its name; its purge time must be after that
 /// instant).
 pub(crate) fn list_containers(
-    conn: &Connection,
+    conn: &dyn Sql,
     account: &str,
     prefix: &str,
     after: Option<&str>,
@@ -239,25 +229,16 @@ pub(crate) fn list_containers(
         _ => String::new(),
     };
     let upper = crate::listing::successor(prefix);
-    let mut stmt = conn.prepare_cached(&format!(
-        "{SELECT} WHERE account = ?1 AND name >= ?2 AND name > ?3
+    // Without `deleted_before` no purge time is late enough.
+    let shown_after = deleted_before.map_or(i64::MAX, to_nanos);
+    conn.query_map(
+        &format!(
+            "{SELECT} WHERE account = ?1 AND name >= ?2 AND name > ?3
             AND (?4 IS NULL OR name < ?4)
             AND (deleted_at IS NULL OR purge_at > ?6)
          ORDER BY name LIMIT ?5"
-    ))?;
-    // Without `deleted_before` no purge time is late enough.
-    let shown_after = deleted_before.map_or(i64::MAX, to_nanos);
-    let mut rows = stmt.query(params![
-        account,
-        prefix,
-        lower,
-        upper,
-        limit as i64,
-        shown_after
-    ])?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next()? {
-        out.push(read_row(row)?);
-    }
-    Ok(out)
+        ),
+        &vals![account, prefix, &lower, &upper, limit as i64, shown_after],
+        read_row,
+    )
 }

@@ -11,10 +11,10 @@
 
 use std::time::SystemTime;
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
 use stowage_leases::LeaseRecord;
 
 use super::lease_columns;
+use super::sql::{Sql, SqlRow, vals};
 use crate::Result;
 use crate::timestamps::{from_nanos, to_nanos};
 
@@ -35,7 +35,7 @@ pub(crate) fn deleted_key(name: &str, version: &str) -> String {
 }
 
 /// Reads the deletion columns (version, deleted at, purge at) from `first` on.
-pub(crate) fn read_deleted(row: &Row<'_>, first: usize) -> Result<Option<DeletedInfo>> {
+pub(crate) fn read_deleted(row: &dyn SqlRow, first: usize) -> Result<Option<DeletedInfo>> {
     let version: Option<String> = row.get(first)?;
     let deleted_at: Option<i64> = row.get(first + 1)?;
     let purge_at: Option<i64> = row.get(first + 2)?;
@@ -53,31 +53,33 @@ pub(crate) fn read_deleted(row: &Row<'_>, first: usize) -> Result<Option<Deleted
 /// records the deletion, drops its lease (a deleted container has none),
 /// and takes its blobs' tags out of the tag index.
 pub(crate) fn soft_delete_container(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     name: &str,
     info: &DeletedInfo,
 ) -> Result<()> {
     let lease = lease_columns::values(&LeaseRecord::default());
-    conn.prepare_cached(&format!(
-        "UPDATE containers SET name = ?2, deleted_name = ?3, deleted_version = ?4,
+    conn.execute(
+        &format!(
+            "UPDATE containers SET name = ?2, deleted_name = ?3, deleted_version = ?4,
             deleted_at = ?5, purge_at = ?6, ({}) = (?7, ?8, ?9, ?10, ?11)
          WHERE id = ?1",
-        lease_columns::COLUMNS
-    ))?
-    .execute(params![
-        id,
-        deleted_key(name, &info.version),
-        name,
-        info.version,
-        to_nanos(info.deleted_at),
-        to_nanos(info.purge_at),
-        lease.0,
-        lease.1,
-        lease.2,
-        lease.3,
-        lease.4,
-    ])?;
+            lease_columns::COLUMNS
+        ),
+        &vals![
+            id,
+            &deleted_key(name, &info.version),
+            name,
+            &info.version,
+            to_nanos(info.deleted_at),
+            to_nanos(info.purge_at),
+            &lease.0,
+            lease.1,
+            lease.2,
+            lease.3,
+            lease.4,
+        ],
+    )?;
     // The account '' is no account's (account names are never empty).
     relabel_tags(conn, id, "", "")
 }
@@ -85,63 +87,53 @@ pub(crate) fn soft_delete_container(
 /// The id and purge time of the soft-deleted container `name` of `account`
 /// with deletion `version`, if there is one.
 pub(crate) fn find_deleted_container(
-    conn: &Connection,
+    conn: &dyn Sql,
     account: &str,
     name: &str,
     version: &str,
 ) -> Result<Option<(i64, SystemTime)>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id, purge_at FROM containers
+    conn.query_row(
+        "SELECT id, purge_at FROM containers
              WHERE account = ?1 AND name = ?2 AND deleted_at IS NOT NULL",
-        )?
-        .query_row(params![account, deleted_key(name, version)], |r| {
-            Ok((r.get(0)?, from_nanos(r.get(1)?)))
-        })
-        .optional()?)
+        &vals![account, &deleted_key(name, version)],
+        |r| Ok((r.get(0)?, from_nanos(r.get(1)?))),
+    )
 }
 
 /// Brings soft-deleted container `id` back as `name` of `account` (the
 /// caller checked that no live container has that name).
-pub(crate) fn restore_container(
-    conn: &Connection,
-    id: i64,
-    account: &str,
-    name: &str,
-) -> Result<()> {
-    conn.prepare_cached(
+pub(crate) fn restore_container(conn: &dyn Sql, id: i64, account: &str, name: &str) -> Result<()> {
+    conn.execute(
         "UPDATE containers SET name = ?2, deleted_name = NULL, deleted_version = NULL,
             deleted_at = NULL, purge_at = NULL
          WHERE id = ?1",
-    )?
-    .execute(params![id, name])?;
+        &vals![id, name],
+    )?;
     relabel_tags(conn, id, account, name)
 }
 
 /// Sets the account and container names that the tag rows of container
 /// `id`'s blobs are found under.
-fn relabel_tags(conn: &Connection, id: i64, account: &str, container: &str) -> Result<()> {
-    conn.prepare_cached(
+fn relabel_tags(conn: &dyn Sql, id: i64, account: &str, container: &str) -> Result<()> {
+    conn.execute(
         "UPDATE blob_tags SET account = ?2, container = ?3
          WHERE blob_id IN (SELECT id FROM blobs WHERE container_id = ?1)",
-    )?
-    .execute(params![id, account, container])?;
+        &vals![id, account, container],
+    )?;
     Ok(())
 }
 
 /// Up to `limit` soft-deleted containers whose purge time is at or before
 /// `now`, oldest first.
 pub(crate) fn containers_due_for_purge(
-    conn: &Connection,
+    conn: &dyn Sql,
     now: SystemTime,
     limit: usize,
 ) -> Result<Vec<i64>> {
-    let mut stmt = conn.prepare_cached(
+    conn.query_map(
         "SELECT id FROM containers WHERE purge_at IS NOT NULL AND purge_at <= ?1
          ORDER BY purge_at LIMIT ?2",
-    )?;
-    let ids = stmt
-        .query_map(params![to_nanos(now), limit as i64], |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<i64>>>()?;
-    Ok(ids)
+        &vals![to_nanos(now), limit as i64],
+        |r| r.get(0),
+    )
 }

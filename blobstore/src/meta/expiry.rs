@@ -1,37 +1,35 @@
 //! SQL for blob expiry times (column `blobs.expires_at`, schema version 12).
 
+use super::sql::{Sql, vals};
 use std::time::SystemTime;
-
-use rusqlite::{Connection, params};
 
 use crate::Result;
 use crate::timestamps::to_nanos;
 
 /// Sets (or with `None` clears) the expiry time of base blob `id`; its
 /// ETag and Last-Modified stay as they are.
-pub(crate) fn set_expiry(conn: &Connection, id: i64, at: Option<SystemTime>) -> Result<()> {
-    conn.prepare_cached("UPDATE blobs SET expires_at = ?2 WHERE id = ?1")?
-        .execute(params![id, at.map(to_nanos)])?;
+pub(crate) fn set_expiry(conn: &dyn Sql, id: i64, at: Option<SystemTime>) -> Result<()> {
+    conn.execute(
+        "UPDATE blobs SET expires_at = ?2 WHERE id = ?1",
+        &vals![&id, at.map(to_nanos)],
+    )?;
     Ok(())
 }
 
 /// Up to `limit` base blobs whose expiry time is at or before `now`, as
 /// (row id, container id, name), soonest first.
 pub(crate) fn blobs_due_to_expire(
-    conn: &Connection,
+    conn: &dyn Sql,
     now: SystemTime,
     limit: usize,
 ) -> Result<Vec<(i64, i64, String)>> {
-    let mut stmt = conn.prepare_cached(
+    let rows = conn.query_map(
         "SELECT id, container_id, name FROM blobs
          WHERE expires_at IS NOT NULL AND expires_at <= ?1
          ORDER BY expires_at LIMIT ?2",
+        &vals![to_nanos(now), limit as i64],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
-    let rows = stmt
-        .query_map(params![to_nanos(now), limit as i64], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
     Ok(rows)
 }
 
@@ -39,7 +37,7 @@ pub(crate) fn blobs_due_to_expire(
 /// `container_id`) with its snapshots and uncommitted blocks; returns the
 /// extents they referenced.
 pub(crate) fn remove_expired_blob(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     container_id: i64,
     name: &str,

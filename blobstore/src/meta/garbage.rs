@@ -1,6 +1,6 @@
 //! SQL for garbage extents: extents no blob version references any more.
 
-use rusqlite::{Connection, params};
+use super::sql::{Sql, vals};
 
 use crate::Result;
 use crate::timestamps::to_nanos;
@@ -9,22 +9,25 @@ use crate::timestamps::to_nanos;
 /// version references any more. Called in the transaction that dropped the
 /// references, so an extent can never be garbage and referenced at once.
 pub(crate) fn collect_unreferenced(
-    conn: &Connection,
+    conn: &dyn Sql,
     candidates: &[String],
     now: std::time::SystemTime,
 ) -> Result<()> {
-    let mut still_used = conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
+    for extent in candidates.iter().filter(|e| !e.is_empty()) {
+        let used: bool = conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
              OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
              OR EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)",
-    )?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO garbage (extent, since) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-    )?;
-    for extent in candidates.iter().filter(|e| !e.is_empty()) {
-        let used: bool = still_used.query_row(params![extent], |r| r.get(0))?;
+                &vals![&extent],
+                |r| r.get(0),
+            )?
+            .unwrap_or(true);
         if !used {
-            insert.execute(params![extent, to_nanos(now)])?;
+            conn.execute(
+                "INSERT INTO garbage (extent, since) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                &vals![&extent, to_nanos(now)],
+            )?;
         }
     }
     Ok(())
@@ -52,23 +55,25 @@ impl GarbageCursor {
 /// oldest first, after `cursor`; moves `cursor` past them. An index range
 /// scan: the cost is the batch, not the table.
 pub(crate) fn garbage_before(
-    conn: &Connection,
+    conn: &dyn Sql,
     cutoff: std::time::SystemTime,
     cursor: &mut GarbageCursor,
     limit: usize,
 ) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached(
+    let rows = conn.query_map(
         "SELECT since, extent FROM garbage
          WHERE since <= ?1 AND (since, extent) > (?2, ?3)
          ORDER BY since, extent LIMIT ?4",
-    )?;
-    let rows = stmt.query_map(
-        params![to_nanos(cutoff), cursor.since, cursor.extent, limit as i64],
-        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+        &vals![
+            to_nanos(cutoff),
+            &cursor.since,
+            &cursor.extent,
+            limit as i64
+        ],
+        |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
     )?;
     let mut out = Vec::new();
-    for row in rows {
-        let (since, extent) = row?;
+    for (since, extent) in rows {
         cursor.since = since;
         cursor.extent.clone_from(&extent);
         out.push(extent);
@@ -77,39 +82,40 @@ pub(crate) fn garbage_before(
 }
 
 /// When the oldest garbage extent became garbage, if there is any.
-pub(crate) fn oldest_garbage(conn: &Connection) -> Result<Option<std::time::SystemTime>> {
+pub(crate) fn oldest_garbage(conn: &dyn Sql) -> Result<Option<std::time::SystemTime>> {
     let since: Option<i64> = conn
-        .prepare_cached("SELECT min(since) FROM garbage")?
-        .query_row([], |r| r.get(0))?;
+        .query_value::<Option<i64>>("SELECT min(since) FROM garbage", &[])?
+        .flatten();
     Ok(since.map(crate::timestamps::from_nanos))
 }
 
 /// Gives the file's free pages back to the file system (the database uses
 /// `auto_vacuum = INCREMENTAL`): moves them to the end and truncates at the
 /// commit. The work is proportional to the pages freed since the last call.
-pub(crate) fn reclaim_free_pages(conn: &Connection) -> Result<()> {
+pub(crate) fn reclaim_free_pages(conn: &dyn Sql) -> Result<()> {
     // Each step of the statement frees one page: step it to the end.
-    let mut stmt = conn.prepare_cached("PRAGMA incremental_vacuum")?;
-    let mut rows = stmt.query([])?;
-    while rows.next()?.is_some() {}
-    Ok(())
+    if conn.dialect() == super::sql::Dialect::Postgres {
+        // PostgreSQL's autovacuum reclaims space itself.
+        return Ok(());
+    }
+    conn.each("PRAGMA incremental_vacuum", &[], &mut |_| Ok(true))
 }
 
-pub(crate) fn forget_garbage(conn: &Connection, extent: &str) -> Result<()> {
-    conn.prepare_cached("DELETE FROM garbage WHERE extent = ?1")?
-        .execute(params![extent])?;
+pub(crate) fn forget_garbage(conn: &dyn Sql, extent: &str) -> Result<()> {
+    conn.execute("DELETE FROM garbage WHERE extent = ?1", &vals![&extent])?;
     Ok(())
 }
 
 /// True when some blob version references `extent` or it is recorded as
 /// garbage (so the start-up sweep leaves it to the collector).
-pub(crate) fn extent_known(conn: &Connection, extent: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
+pub(crate) fn extent_known(conn: &dyn Sql, extent: &str) -> Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
                  OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
                  OR EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)
                  OR EXISTS (SELECT 1 FROM garbage WHERE extent = ?1)",
-        )?
-        .query_row(params![extent], |r| r.get(0))?)
+        &vals![&extent],
+        |r| r.get(0),
+    )?
+    .ok_or_else(super::sql::no_rows)
 }

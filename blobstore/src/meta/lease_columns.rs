@@ -1,8 +1,8 @@
 //! The five lease columns shared by containers and blobs.
 
-use rusqlite::Row;
 use stowage_leases::{LeaseDuration, LeaseId, LeaseRecord};
 
+use super::sql::SqlRow;
 use crate::timestamps::{from_nanos, to_nanos};
 use crate::{Error, Result};
 
@@ -11,7 +11,7 @@ pub(crate) const COLUMNS: &str =
     "lease_id, lease_duration, lease_expires_at, lease_break_at, lease_broken";
 
 /// Reads the lease record from five consecutive columns starting at `first`.
-pub(crate) fn read(row: &Row<'_>, first: usize) -> Result<LeaseRecord> {
+pub(crate) fn read(row: &dyn SqlRow, first: usize) -> Result<LeaseRecord> {
     let id: Option<String> = row.get(first)?;
     let duration: Option<i64> = row.get(first + 1)?;
     let expires: Option<i64> = row.get(first + 2)?;

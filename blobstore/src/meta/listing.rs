@@ -1,9 +1,10 @@
 //! SQL for List Blobs: one keyset-paged query, O(page) whatever the
 //! container size.
 
+use super::sql::{Sql, SqlRow, Value, vals};
 use std::sync::OnceLock;
 
-use rusqlite::{CachedStatement, Connection, Row, Statement};
+use rusqlite::{CachedStatement, Connection, Statement};
 
 use super::blobs::{BLOB_COLUMNS, BlobRow, read_blob_row};
 use crate::Result;
@@ -44,12 +45,15 @@ pub(crate) struct BlobListQuery<'a> {
 
 /// One row met by [`scan_blob_rows`]: its name is read at once, the rest
 /// only when asked (a delimited listing skips most rows by name alone).
-pub(crate) struct ListedRow<'r>(&'r Row<'r>);
+pub(crate) struct ListedRow<'r>(&'r dyn SqlRow);
 
-impl ListedRow<'_> {
-    pub(crate) fn name(&self) -> Result<&str> {
+impl<'r> ListedRow<'r> {
+    pub(crate) fn name(&self) -> Result<&'r str> {
         // Column 1 of BLOB_COLUMNS.
-        Ok(self.0.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?)
+        match self.0.value(1)? {
+            Value::Text(std::borrow::Cow::Borrowed(name)) => Ok(name),
+            other => Err(crate::Error::Corrupt(format!("blob name {other:?}"))),
+        }
     }
 
     pub(crate) fn read(&self) -> Result<BlobRow> {
@@ -68,26 +72,60 @@ pub(crate) enum Scan {
 /// connection's cache) once: a delimited listing runs one query per group,
 /// and finding the statement by its text in the cache every time (hashing
 /// and comparing a long SELECT) cost more than a quarter of a group.
+///
+/// On PostgreSQL the statements are the connection's prepared statements,
+/// found by their text.
 pub(crate) struct ListingStatements<'c> {
-    conn: &'c Connection,
+    conn: &'c dyn Sql,
+    sqlite: Option<&'c Connection>,
     prepared: [Option<CachedStatement<'c>>; VARIANTS],
 }
 
 impl<'c> ListingStatements<'c> {
-    pub(crate) fn new(conn: &'c Connection) -> ListingStatements<'c> {
+    pub(crate) fn new(conn: &'c dyn Sql) -> ListingStatements<'c> {
         ListingStatements {
             conn,
+            sqlite: match conn.dialect() {
+                super::sql::Dialect::Sqlite => conn.sqlite().ok(),
+                super::sql::Dialect::Postgres => None,
+            },
             prepared: std::array::from_fn(|_| None),
         }
     }
 
-    fn get(&mut self, v: usize) -> Result<&mut CachedStatement<'c>> {
+    /// The SQLite statement of variant `v`; `None` on PostgreSQL.
+    fn get(&mut self, v: usize) -> Result<Option<&mut CachedStatement<'c>>> {
+        let Some(conn) = self.sqlite else {
+            return Ok(None);
+        };
         let slot = &mut self.prepared[v];
         if slot.is_none() {
-            *slot = Some(self.conn.prepare_cached(variant_sql(v))?);
+            *slot = Some(conn.prepare_cached(variant_sql(v))?);
         }
-        Ok(slot.as_mut().expect("prepared above"))
+        Ok(slot.as_mut())
     }
+}
+
+/// The parameters of `q` by position, for PostgreSQL (see [`variant_sql`]);
+/// those its variant does not use are bound too, typed.
+fn blob_row_values<'q>(q: &'q BlobListQuery<'_>) -> [Value<'q>; 6] {
+    let (name, is_base, snapshot) = match q.cursor {
+        BlobCursor::After {
+            name,
+            is_base,
+            snapshot,
+        } if after_row(q) => (name.as_str(), *is_base, snapshot.as_str()),
+        BlobCursor::From(name) if name.as_str() >= q.prefix => (name.as_str(), 0, ""),
+        _ => (q.prefix, 0, ""),
+    };
+    vals![
+        q.container_id,
+        q.limit as i64,
+        name,
+        is_base,
+        snapshot,
+        q.prefix_end.unwrap_or("")
+    ]
 }
 
 /// Calls `visit` with each row of the query in listing order until it says
@@ -97,7 +135,23 @@ pub(crate) fn scan_blob_rows(
     q: &BlobListQuery<'_>,
     mut visit: impl FnMut(ListedRow<'_>) -> Result<Scan>,
 ) -> Result<usize> {
-    let stmt = statements.get(variant(q))?;
+    let v = variant(q);
+    let conn = statements.conn;
+    let Some(stmt) = statements.get(v)? else {
+        let mut seen = 0;
+        let mut failed = None;
+        conn.each(variant_sql(v), &blob_row_values(q), &mut |row| {
+            seen += 1;
+            match visit(ListedRow(row)) {
+                Ok(scan) => Ok(scan == Scan::Next),
+                Err(e) => {
+                    failed = Some(e);
+                    Ok(false)
+                }
+            }
+        })?;
+        return failed.map_or(Ok(seen), Err);
+    };
     bind_blob_rows(stmt, q)?;
     let mut rows = stmt.raw_query();
     let mut seen = 0;
@@ -118,7 +172,13 @@ pub(crate) fn first_name(
     statements: &mut ListingStatements<'_>,
     q: &BlobListQuery<'_>,
 ) -> Result<Option<String>> {
-    let stmt = statements.get(variant(q) | NAMES_ONLY)?;
+    let v = variant(q) | NAMES_ONLY;
+    let conn = statements.conn;
+    let Some(stmt) = statements.get(v)? else {
+        let mut values = blob_row_values(q);
+        values[1] = Value::Int(1);
+        return conn.query_value(variant_sql(v), &values);
+    };
     bind_blob_rows(stmt, q)?;
     stmt.raw_bind_parameter(2, 1)?;
     let mut rows = stmt.raw_query();
@@ -129,11 +189,14 @@ pub(crate) fn first_name(
 }
 
 /// Whether the container holds a blob with only uncommitted blocks.
-pub(crate) fn has_uncommitted(conn: &Connection, container_id: i64) -> Result<bool> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM blobs WHERE container_id = ?1 AND committed = 0)",
-    )?;
-    Ok(stmt.query_row([container_id], |row| row.get(0))?)
+pub(crate) fn has_uncommitted(conn: &dyn Sql, container_id: i64) -> Result<bool> {
+    Ok(conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM blobs WHERE container_id = ?1 AND committed = 0)",
+            &vals![container_id],
+            |row| row.get(0),
+        )?
+        .unwrap_or(false))
 }
 
 pub(crate) fn list_blob_rows(

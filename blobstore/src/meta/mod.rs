@@ -19,9 +19,12 @@ mod inline;
 mod lease_columns;
 mod listing;
 mod pages;
+pub(crate) mod pg;
+mod pg_schema;
 mod pool;
 mod schema;
 mod service;
+pub(crate) mod sql;
 mod tags;
 mod tier_columns;
 mod usage;
@@ -36,6 +39,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::Result;
 use crate::observe::{MetadataCall, StoreObserver};
 use crate::space::Space;
+use sql::Sql;
 
 pub(crate) use blobs::{BlobRow, ExtentRef, NewBlob};
 pub(crate) use containers::{ContainerRow, NewContainer};
@@ -49,10 +53,22 @@ const READERS: usize = 4;
 /// writes does not leave a large WAL file behind for good.
 const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
+/// Connections per node to a PostgreSQL metadata database.
+const PG_CONNECTIONS: usize = 8;
+
+/// Where the metadata lives.
+#[derive(Clone, Debug)]
+enum Backend {
+    /// A SQLite file (or memory): one node.
+    Sqlite(Arc<pool::Pool>),
+    /// A PostgreSQL database shared by the nodes of a cluster.
+    Postgres(Arc<pg::PgPool>),
+}
+
 /// A handle on the metadata database; cheap to clone.
 #[derive(Clone, Debug)]
 pub(crate) struct Db {
-    pool: Arc<pool::Pool>,
+    backend: Backend,
     space: Arc<Space>,
     observer: Option<Arc<dyn StoreObserver>>,
 }
@@ -86,7 +102,20 @@ impl Db {
             }
         }
         Ok(Db {
-            pool: Arc::new(pool::Pool::new(writer, readers)?),
+            backend: Backend::Sqlite(Arc::new(pool::Pool::new(writer, readers)?)),
+            space,
+            observer: None,
+        })
+    }
+
+    /// Connects to the PostgreSQL database at `url` (cluster mode), creating
+    /// or updating its schema.
+    pub(crate) async fn open_postgres(url: &str, space: Arc<Space>) -> Result<Db> {
+        let url = url.to_owned();
+        let pool =
+            tokio::task::spawn_blocking(move || pg::PgPool::open(&url, PG_CONNECTIONS)).await??;
+        Ok(Db {
+            backend: Backend::Postgres(Arc::new(pool)),
             space,
             observer: None,
         })
@@ -113,12 +142,16 @@ impl Db {
     /// blocking pool.
     pub(crate) async fn call<F, T>(&self, f: F) -> Result<T>
     where
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&dyn Sql) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
         let started = self.start();
-        let pool = Arc::clone(&self.pool);
-        let out = tokio::task::spawn_blocking(move || pool.read(f)).await?;
+        let backend = self.backend.clone();
+        let out = tokio::task::spawn_blocking(move || match backend {
+            Backend::Sqlite(pool) => pool.read(f),
+            Backend::Postgres(pool) => pool.read(f),
+        })
+        .await?;
         self.observed(MetadataCall::Read, started);
         out
     }
@@ -134,11 +167,14 @@ impl Db {
     /// perhaps), `f` goes to the blocking pool instead of waiting here.
     pub(crate) async fn read_now<F, T>(&self, f: F) -> Result<T>
     where
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&dyn Sql) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
         let started = self.start();
-        match self.pool.try_read(f) {
+        let Backend::Sqlite(pool) = &self.backend else {
+            return self.call(f).await;
+        };
+        match pool.try_read(f) {
             Ok(out) => {
                 self.observed(MetadataCall::Read, started);
                 out
@@ -155,7 +191,7 @@ impl Db {
     /// While the disk is full this refuses at once with `DiskFull`.
     pub(crate) async fn write<F, T>(&self, f: F) -> Result<T>
     where
-        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T> + Send + 'static,
+        F: FnOnce(&dyn Sql) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
         self.space.admit().await?;
@@ -168,14 +204,19 @@ impl Db {
     /// disk can be emptied through the API.
     pub(crate) async fn write_reserved<F, T>(&self, f: F) -> Result<T>
     where
-        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T> + Send + 'static,
+        F: FnOnce(&dyn Sql) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
         let started = self.start();
-        let out =
-            self.pool.write(f).await.unwrap_or_else(|_| {
+        let out = match &self.backend {
+            Backend::Sqlite(pool) => pool.write(f).await.unwrap_or_else(|_| {
                 Err(crate::Error::Internal("the metadata writer stopped".into()))
-            });
+            }),
+            Backend::Postgres(pool) => {
+                let pool = Arc::clone(pool);
+                tokio::task::spawn_blocking(move || pool.write(f)).await?
+            }
+        };
         self.observed(MetadataCall::Write, started);
         self.space.observe(out)
     }

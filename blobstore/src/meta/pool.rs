@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use tokio::sync::oneshot;
 
+use super::sql::Sql;
 use crate::{Error, Result};
 
 /// Writes committed together at most.
@@ -85,7 +86,7 @@ struct Done<T> {
 
 impl<F, T> WriteJob for Pending<F, T>
 where
-    F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
+    F: FnOnce(&dyn Sql) -> Result<T> + Send + 'static,
     T: Send + 'static,
 {
     fn run(self: Box<Self>, tx: &Transaction<'_>) -> Box<dyn Finish> {
@@ -165,7 +166,7 @@ impl Pool {
     /// Runs `f` in a read transaction (one snapshot for all its queries).
     pub(super) fn read<F, T>(&self, f: F) -> Result<T>
     where
-        F: FnOnce(&Connection) -> Result<T>,
+        F: FnOnce(&dyn Sql) -> Result<T>,
     {
         read_in(&self.reader(), f)
     }
@@ -174,7 +175,7 @@ impl Pool {
     /// back without waiting.
     pub(super) fn try_read<F, T>(&self, f: F) -> std::result::Result<Result<T>, F>
     where
-        F: FnOnce(&Connection) -> Result<T>,
+        F: FnOnce(&dyn Sql) -> Result<T>,
     {
         match self.readers.iter().find_map(|c| c.try_lock().ok()) {
             Some(conn) => Ok(read_in(&conn, f)),
@@ -185,7 +186,7 @@ impl Pool {
     /// Queues `f` for the writer; the receiver answers after the commit.
     pub(super) fn write<F, T>(&self, f: F) -> oneshot::Receiver<Result<T>>
     where
-        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
+        F: FnOnce(&dyn Sql) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
@@ -197,7 +198,7 @@ impl Pool {
     }
 }
 
-fn read_in<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+fn read_in<T>(conn: &Connection, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
     let snapshot = ReadTransaction::begin(conn)?;
     let out = f(conn);
     snapshot.end()?;
@@ -322,8 +323,11 @@ mod tests {
     }
 
     fn count(pool: &Pool) -> i64 {
-        pool.read(|c| Ok(c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?))
-            .unwrap()
+        pool.read(|c| {
+            Ok(c.sqlite()?
+                .query_row("SELECT count(*) FROM t", [], |r| r.get(0))?)
+        })
+        .unwrap()
     }
 
     /// Writes queued together: a failing one and a panicking one roll back
@@ -336,10 +340,11 @@ mod tests {
         for v in 0..20i64 {
             answers.push(pool.write(move |tx| {
                 if v == 13 {
-                    tx.execute("INSERT INTO t (v) VALUES (100)", [])?;
+                    tx.sqlite()?.execute("INSERT INTO t (v) VALUES (100)", [])?;
                     panic!("a bug in one write");
                 }
-                tx.execute("INSERT INTO t (v) VALUES (?1)", [v % 10])?;
+                tx.sqlite()?
+                    .execute("INSERT INTO t (v) VALUES (?1)", [v % 10])?;
                 Ok(v)
             }));
         }
@@ -363,7 +368,7 @@ mod tests {
     async fn reads_cannot_write() {
         let dir = tempfile::tempdir().unwrap();
         let pool = pool(dir.path());
-        let refused = pool.read(|c| Ok(c.execute("INSERT INTO t (v) VALUES (1)", [])?));
+        let refused = pool.read(|c| Ok(c.sqlite()?.execute("INSERT INTO t (v) VALUES (1)", [])?));
         assert!(refused.is_err());
         assert_eq!(count(&pool), 0);
         // A read that panics leaves its connection usable.

@@ -1,58 +1,60 @@
 //! SQL for blob index tags (table `blob_tags`, schema version 8).
 
-use rusqlite::{Connection, params};
+use super::sql::{Sql, vals};
 
 use crate::Result;
 use crate::tags::Tags;
 use crate::tags::expr::{Comparison, Op};
 
 /// Replaces the tags of blob version `blob_id` (none clears them).
-pub(crate) fn set_tags(conn: &Connection, blob_id: i64, tags: &Tags) -> Result<()> {
-    conn.prepare_cached("DELETE FROM blob_tags WHERE blob_id = ?1")?
-        .execute(params![blob_id])?;
+pub(crate) fn set_tags(conn: &dyn Sql, blob_id: i64, tags: &Tags) -> Result<()> {
+    conn.execute("DELETE FROM blob_tags WHERE blob_id = ?1", &vals![&blob_id])?;
     if tags.is_empty() {
         return Ok(());
     }
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO blob_tags (blob_id, key, value, account, container, name, is_base)
+    for (k, v) in tags.iter() {
+        conn.execute(
+            "INSERT INTO blob_tags (blob_id, key, value, account, container, name, is_base)
          SELECT b.id, ?2, ?3, c.account, c.name, b.name, b.is_base
          FROM blobs b JOIN containers c ON c.id = b.container_id WHERE b.id = ?1",
-    )?;
-    for (k, v) in tags.iter() {
-        insert.execute(params![blob_id, k, v])?;
+            &vals![&blob_id, &k, &v],
+        )?;
     }
     Ok(())
 }
 
 /// The tags of blob version `blob_id`, by key.
-pub(crate) fn get_tags(conn: &Connection, blob_id: i64) -> Result<Tags> {
-    let mut stmt =
-        conn.prepare_cached("SELECT key, value FROM blob_tags WHERE blob_id = ?1 ORDER BY key")?;
-    let pairs = stmt
-        .query_map(params![blob_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<Vec<(String, String)>>>()?;
+pub(crate) fn get_tags(conn: &dyn Sql, blob_id: i64) -> Result<Tags> {
+    let pairs = conn.query_map(
+        "SELECT key, value FROM blob_tags WHERE blob_id = ?1 ORDER BY key",
+        &vals![&blob_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     Ok(Tags::from_stored(pairs))
 }
 
 /// Whether any blob version of the database has a tag: a listing without
 /// `include=tags` asks once, so that stores without tags pay nothing for
 /// `TagCount`.
-pub(crate) fn any_tags(conn: &Connection) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM blob_tags)")?
-        .query_row([], |r| r.get(0))?)
+pub(crate) fn any_tags(conn: &dyn Sql) -> Result<bool> {
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM blob_tags)", &[], |r| r.get(0))?
+        .ok_or_else(super::sql::no_rows)
 }
 
 /// How many tags blob version `blob_id` has.
-pub(crate) fn tag_count(conn: &Connection, blob_id: i64) -> Result<u64> {
+pub(crate) fn tag_count(conn: &dyn Sql, blob_id: i64) -> Result<u64> {
     let n: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM blob_tags WHERE blob_id = ?1")?
-        .query_row(params![blob_id], |r| r.get(0))?;
+        .query_row(
+            "SELECT COUNT(*) FROM blob_tags WHERE blob_id = ?1",
+            &vals![&blob_id],
+            |r| r.get(0),
+        )?
+        .ok_or_else(super::sql::no_rows)?;
     Ok(n as u64)
 }
 
 /// Gives blob version `to` the tags of `from` (Snapshot Blob).
-pub(crate) fn copy_tags(conn: &Connection, from: i64, to: i64) -> Result<()> {
+pub(crate) fn copy_tags(conn: &dyn Sql, from: i64, to: i64) -> Result<()> {
     let tags = get_tags(conn, from)?;
     set_tags(conn, to, &tags)
 }
@@ -74,7 +76,7 @@ pub(crate) struct FoundBlob {
 }
 
 /// The statement of [`find_by_tag`] for `op`.
-fn find_sql(op: Op) -> String {
+fn find_sql(op: Op, dialect: super::sql::Dialect) -> String {
     let op = match op {
         Op::Eq => "=",
         Op::Lt => "<",
@@ -84,8 +86,10 @@ fn find_sql(op: Op) -> String {
         // Not in the filter grammar; refused by the parser.
         Op::Ne => "<>",
     };
+    // PostgreSQL has no index hints (its planner picks the index itself).
+    let hint = dialect.pick(" INDEXED BY blob_tags_find", "");
     format!(
-        "SELECT blob_id, value, container, name FROM blob_tags INDEXED BY blob_tags_find
+        "SELECT blob_id, value, container, name FROM blob_tags{hint}
          WHERE account = ?1 AND key = ?2 AND is_base = 1 AND value {op} ?3
            AND (?4 IS NULL OR container = ?4)
            AND (?5 IS NULL OR (value, container, name) > (?5, ?6, ?7))
@@ -98,21 +102,21 @@ fn find_sql(op: Op) -> String {
 /// name) order. Reads the `blob_tags_find` index from the key and value
 /// range of `term` on: rows of other keys and values are never touched.
 pub(crate) fn find_by_tag(
-    conn: &Connection,
+    conn: &dyn Sql,
     account: &str,
     container: Option<&str>,
     term: &Comparison,
     after: Option<&TagCursor>,
     limit: usize,
 ) -> Result<Vec<FoundBlob>> {
-    let sql = find_sql(term.op);
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(
-        params![
-            account,
-            term.key,
-            term.value,
-            container,
+    let sql = find_sql(term.op, conn.dialect());
+    let rows = conn.query_map(
+        &sql,
+        &vals![
+            &account,
+            &term.key,
+            &term.value,
+            &container,
             after.map(|a| &a.value),
             after.map(|a| &a.container),
             after.map(|a| &a.name),
@@ -129,7 +133,7 @@ pub(crate) fn find_by_tag(
             })
         },
     )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -141,7 +145,7 @@ mod tests {
     /// the index covers the columns read, so no table row is touched.
     #[test]
     fn searches_seek_the_index_by_key_and_value() {
-        let conn = Connection::open_in_memory().unwrap();
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
         super::super::schema::migrate(&conn).unwrap();
         for (op, want) in [
             (Op::Eq, "key=? AND value=?"),
@@ -149,10 +153,13 @@ mod tests {
             (Op::Lt, "key=? AND value<?"),
         ] {
             let plan: Vec<String> = conn
-                .prepare(&format!("EXPLAIN QUERY PLAN {}", find_sql(op)))
+                .prepare(&format!(
+                    "EXPLAIN QUERY PLAN {}",
+                    find_sql(op, crate::meta::sql::Dialect::Sqlite)
+                ))
                 .unwrap()
                 .query_map(
-                    params!["a", "k", "v", None::<String>, None::<String>, "", "", 10],
+                    rusqlite::params!["a", "k", "v", None::<String>, None::<String>, "", "", 10],
                     |r| r.get::<_, String>(3),
                 )
                 .unwrap()

@@ -1,7 +1,7 @@
 //! The tier columns of a blob version: `access_tier` and the four that
 //! schema version 8 added for tier changes and rehydration.
 
-use rusqlite::Row;
+use super::sql::SqlRow;
 
 use crate::timestamps::{from_nanos, to_nanos};
 use crate::{AccessTier, Error, RehydratePriority, Rehydration, Result, TierRecord};
@@ -17,7 +17,7 @@ fn tier(s: &str) -> Result<AccessTier> {
 
 /// Reads the record from `access_tier` at `tier_at` and the four
 /// [`CHANGE_COLUMNS`] starting at `first`.
-pub(crate) fn read(row: &Row<'_>, tier_at: usize, first: usize) -> Result<TierRecord> {
+pub(crate) fn read(row: &dyn SqlRow, tier_at: usize, first: usize) -> Result<TierRecord> {
     let explicit: Option<String> = row.get(tier_at)?;
     let changed_at: Option<i64> = row.get(first)?;
     let to: Option<String> = row.get(first + 1)?;

@@ -1,9 +1,8 @@
 //! What the store holds, counted for metrics: a few aggregate queries run
 //! now and then (the server caches the answer), never per request.
 
+use super::sql::{Sql, vals};
 use std::time::SystemTime;
-
-use rusqlite::Connection;
 
 use crate::Result;
 use crate::timestamps::to_nanos;
@@ -48,46 +47,53 @@ fn active_lease(t: &str) -> String {
     )
 }
 
-fn count(conn: &Connection, sql: &str) -> Result<u64> {
-    let n: i64 = conn.prepare(sql)?.query_row([], |r| r.get(0))?;
+fn count(conn: &dyn Sql, sql: &str) -> Result<u64> {
+    let n: i64 = conn
+        .query_value(sql, &[])?
+        .ok_or_else(super::sql::no_rows)?;
     Ok(n.max(0) as u64)
 }
 
 /// Counts everything [`StoreUsage`] reports, in one read transaction. The
 /// blobs are read once (by container, through the primary key's index);
-/// the extents are counted on their indexes, without sorting.
-pub(crate) fn store_usage(conn: &Connection, now: SystemTime) -> Result<StoreUsage> {
+/// the extents are counted on their indexes, without sorting. The sums are
+/// cast to BIGINT: PostgreSQL sums BIGINTs as NUMERIC.
+pub(crate) fn store_usage(conn: &dyn Sql, now: SystemTime) -> Result<StoreUsage> {
     let now = to_nanos(now);
-    let mut stmt = conn.prepare(&format!(
-        "SELECT c.account, COUNT(DISTINCT CASE WHEN c.deleted_at IS NULL THEN c.id END),
-                COALESCE(SUM(CASE WHEN b.is_base = 1 AND c.deleted_at IS NULL
-                    THEN 1 ELSE 0 END), 0),
-                COALESCE(SUM(b.size), 0),
-                COALESCE(SUM(CASE WHEN {} THEN 1 ELSE 0 END), 0)
+    let mut leased_blobs = 0;
+    let accounts = conn.query_map(
+        &format!(
+            "SELECT c.account, COUNT(DISTINCT CASE WHEN c.deleted_at IS NULL THEN c.id END),
+                CAST(COALESCE(SUM(CASE WHEN b.is_base = 1 AND c.deleted_at IS NULL
+                    THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(b.size), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN {} THEN 1 ELSE 0 END), 0) AS BIGINT)
          FROM containers c
          LEFT JOIN blobs b ON b.container_id = c.id AND b.committed = 1
          GROUP BY c.account
          ORDER BY c.account",
-        active_lease("b")
-    ))?;
-    let mut leased_blobs = 0;
-    let accounts = stmt
-        .query_map([now], |r| {
-            leased_blobs += r.get::<_, i64>(4)?.max(0) as u64;
+            active_lease("b")
+        ),
+        &vals![now],
+        |r| {
+            leased_blobs += r.get::<i64>(4)?.max(0) as u64;
             Ok(AccountUsage {
                 account: r.get(0)?,
-                containers: r.get::<_, i64>(1)?.max(0) as u64,
-                blobs: r.get::<_, i64>(2)?.max(0) as u64,
-                bytes: r.get::<_, i64>(3)?.max(0) as u64,
+                containers: r.get::<i64>(1)?.max(0) as u64,
+                blobs: r.get::<i64>(2)?.max(0) as u64,
+                bytes: r.get::<i64>(3)?.max(0) as u64,
             })
-        })?
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+        },
+    )?;
     let leased_containers: i64 = conn
-        .prepare(&format!(
-            "SELECT COUNT(*) FROM containers c WHERE {}",
-            active_lease("c")
-        ))?
-        .query_row([now], |r| r.get(0))?;
+        .query_value(
+            &format!(
+                "SELECT COUNT(*) FROM containers c WHERE {}",
+                active_lease("c")
+            ),
+            &vals![now],
+        )?
+        .ok_or_else(super::sql::no_rows)?;
     Ok(StoreUsage {
         accounts,
         // Committing a block list drops the blob's staged blocks, so an

@@ -10,9 +10,8 @@
 //! blob. Queries of base blobs (`is_base = 1`) and live snapshots
 //! (`is_base = 0`) never see them.
 
+use super::sql::{Sql, vals};
 use std::time::SystemTime;
-
-use rusqlite::{Connection, OptionalExtension, params};
 
 use super::blobs::{BLOB_COLUMNS, BlobRow, read_blob_row};
 use crate::Result;
@@ -73,40 +72,36 @@ pub struct DeleteRetention {
 }
 
 /// The soft delete policy of `account`, when enabled.
-pub(crate) fn delete_retention(
-    conn: &Connection,
-    account: &str,
-) -> Result<Option<DeleteRetention>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT days, allow_permanent_delete FROM blob_delete_retention WHERE account = ?1",
-        )?
-        .query_row(params![account], |r| {
+pub(crate) fn delete_retention(conn: &dyn Sql, account: &str) -> Result<Option<DeleteRetention>> {
+    conn.query_row(
+        "SELECT days, allow_permanent_delete FROM blob_delete_retention WHERE account = ?1",
+        &vals![&account],
+        |r| {
             Ok(DeleteRetention {
-                days: r.get::<_, i64>(0)? as u32,
+                days: r.get::<i64>(0)? as u32,
                 allow_permanent_delete: r.get(1)?,
             })
-        })
-        .optional()?)
+        },
+    )
 }
 
 /// Records (or, with `None`, clears) the soft delete policy of `account`.
 pub(crate) fn set_delete_retention(
-    conn: &Connection,
+    conn: &dyn Sql,
     account: &str,
     policy: Option<DeleteRetention>,
 ) -> Result<()> {
     match policy {
-        Some(p) => conn
-            .prepare_cached(
-                "INSERT INTO blob_delete_retention (account, days, allow_permanent_delete)
+        Some(p) => conn.execute(
+            "INSERT INTO blob_delete_retention (account, days, allow_permanent_delete)
                  VALUES (?1, ?2, ?3)
                  ON CONFLICT (account) DO UPDATE SET days = ?2, allow_permanent_delete = ?3",
-            )?
-            .execute(params![account, p.days, p.allow_permanent_delete])?,
-        None => conn
-            .prepare_cached("DELETE FROM blob_delete_retention WHERE account = ?1")?
-            .execute(params![account])?,
+            &vals![&account, &p.days, &p.allow_permanent_delete],
+        )?,
+        None => conn.execute(
+            "DELETE FROM blob_delete_retention WHERE account = ?1",
+            &vals![&account],
+        )?,
     };
     Ok(())
 }
@@ -114,55 +109,54 @@ pub(crate) fn set_delete_retention(
 /// The row of version `version_id` of `name`: the base blob when it is that
 /// version, else a previous version (soft-deleted ones included).
 pub(crate) fn get_version(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     version_id: &str,
 ) -> Result<Option<BlobRow>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {BLOB_COLUMNS} FROM blobs
+    conn.query_row(
+        &format!(
+            "SELECT {BLOB_COLUMNS} FROM blobs
          WHERE container_id = ?1 AND name = ?2
            AND ((is_base = 1 AND snapshot = '' AND version_id = ?3)
                 OR (is_base = -1 AND snapshot = 'v' || ?3))"
-    ))?;
-    let mut rows = stmt.query(params![container_id, name, version_id])?;
-    match rows.next()? {
-        Some(row) => Ok(Some(read_blob_row(row)?)),
-        None => Ok(None),
-    }
+        ),
+        &vals![&container_id, &name, &version_id],
+        read_blob_row,
+    )
 }
 
 /// A soft-deleted snapshot of `name`, by its snapshot id.
 pub(crate) fn get_deleted_snapshot(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     snapshot: &str,
 ) -> Result<Option<BlobRow>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {BLOB_COLUMNS} FROM blobs
+    conn.query_row(
+        &format!(
+            "SELECT {BLOB_COLUMNS} FROM blobs
          WHERE container_id = ?1 AND name = ?2 AND is_base = -1 AND snapshot = 's' || ?3"
-    ))?;
-    let mut rows = stmt.query(params![container_id, name, snapshot])?;
-    match rows.next()? {
-        Some(row) => Ok(Some(read_blob_row(row)?)),
-        None => Ok(None),
-    }
+        ),
+        &vals![&container_id, &name, &snapshot],
+        read_blob_row,
+    )
 }
 
 /// Whether `key` is taken among the hidden rows of `name`.
 pub(crate) fn hidden_key_taken(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     key: &str,
 ) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM blobs
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM blobs
              WHERE container_id = ?1 AND name = ?2 AND is_base = -1 AND snapshot = ?3)",
-        )?
-        .query_row(params![container_id, name, key], |r| r.get(0))?)
+        &vals![&container_id, &name, &key],
+        |r| r.get(0),
+    )?
+    .ok_or_else(super::sql::no_rows)
 }
 
 /// Keeps a copy of row `id` as the hidden row `key` (soft-deleted when
@@ -170,7 +164,7 @@ pub(crate) fn hidden_key_taken(
 /// row had none): the same properties, extents and tags, no lease. Returns
 /// the new row's id.
 pub(crate) fn preserve(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     key: &str,
     version_id: Option<&str>,
@@ -187,12 +181,17 @@ pub(crate) fn preserve(
     let (at, purge) = deleted.map_or((None, None), |(a, p)| {
         (Some(to_nanos(a)), Some(to_nanos(p)))
     });
-    conn.prepare_cached(&format!(
-        "INSERT INTO blobs (is_base, snapshot, deleted_at, purge_at, version_id, {KEPT})
-         SELECT ?2, ?3, ?4, ?5, COALESCE(?6, version_id), {KEPT} FROM blobs WHERE id = ?1"
-    ))?
-    .execute(params![id, HIDDEN, key, at, purge, version_id])?;
-    let new_id = conn.last_insert_rowid();
+    let new_id: i64 = conn
+        .query_row(
+            &format!(
+                "INSERT INTO blobs (is_base, snapshot, deleted_at, purge_at, version_id, {KEPT})
+         SELECT ?2, ?3, ?4, ?5, COALESCE(?6, version_id), {KEPT} FROM blobs WHERE id = ?1
+         RETURNING id"
+            ),
+            &vals![&id, HIDDEN, &key, &at, &purge, &version_id],
+            |r| r.get(0),
+        )?
+        .ok_or_else(super::sql::no_rows)?;
     super::blobs::share_content(conn, id, new_id)?;
     super::tags::copy_tags(conn, id, new_id)?;
     Ok(new_id)
@@ -202,7 +201,7 @@ pub(crate) fn preserve(
 /// in place, keeping its extents: its uncommitted blocks and lease go.
 /// Returns the extents of the blocks, for the garbage check.
 pub(crate) fn hide(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     key: &str,
     version_id: Option<&str>,
@@ -212,88 +211,90 @@ pub(crate) fn hide(
     let (at, purge) = deleted.map_or((None, None), |(a, p)| {
         (Some(to_nanos(a)), Some(to_nanos(p)))
     });
-    conn.prepare_cached(&format!(
-        "UPDATE blobs SET is_base = ?2, snapshot = ?3, deleted_at = ?4, purge_at = ?5,
+    conn.execute(
+        &format!(
+            "UPDATE blobs SET is_base = ?2, snapshot = ?3, deleted_at = ?4, purge_at = ?5,
             version_id = COALESCE(?6, version_id),
             ({}) = (NULL, NULL, NULL, NULL, 0)
          WHERE id = ?1",
-        super::lease_columns::COLUMNS
-    ))?
-    .execute(params![id, HIDDEN, key, at, purge, version_id])?;
-    conn.prepare_cached("UPDATE blob_tags SET is_base = 0 WHERE blob_id = ?1")?
-        .execute(params![id])?;
+            super::lease_columns::COLUMNS
+        ),
+        &vals![&id, HIDDEN, &key, &at, &purge, &version_id],
+    )?;
+    conn.execute(
+        "UPDATE blob_tags SET is_base = 0 WHERE blob_id = ?1",
+        &vals![&id],
+    )?;
     Ok(blocks)
 }
 
 /// Soft-deletes every live snapshot of `name`.
 pub(crate) fn hide_snapshots(
-    conn: &Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     at: SystemTime,
     purge: SystemTime,
 ) -> Result<()> {
-    conn.prepare_cached(
+    conn.execute(
         "UPDATE blobs SET is_base = ?4, snapshot = 's' || snapshot, deleted_at = ?5, purge_at = ?6
          WHERE container_id = ?1 AND name = ?2 AND is_base = ?3",
-    )?
-    .execute(params![
-        container_id,
-        name,
-        0,
-        HIDDEN,
-        to_nanos(at),
-        to_nanos(purge)
-    ])?;
+        &vals![
+            &container_id,
+            &name,
+            0i64,
+            HIDDEN,
+            to_nanos(at),
+            to_nanos(purge)
+        ],
+    )?;
     Ok(())
 }
 
 /// Marks hidden row `id` soft-deleted (a previous version deleted by id).
 pub(crate) fn mark_deleted(
-    conn: &Connection,
+    conn: &dyn Sql,
     id: i64,
     at: SystemTime,
     purge: SystemTime,
 ) -> Result<()> {
-    conn.prepare_cached("UPDATE blobs SET deleted_at = ?2, purge_at = ?3 WHERE id = ?1")?
-        .execute(params![id, to_nanos(at), to_nanos(purge)])?;
+    conn.execute(
+        "UPDATE blobs SET deleted_at = ?2, purge_at = ?3 WHERE id = ?1",
+        &vals![&id, to_nanos(at), to_nanos(purge)],
+    )?;
     Ok(())
 }
 
 /// The hidden rows of `name`, oldest key first.
-pub(crate) fn hidden_rows(
-    conn: &Connection,
-    container_id: i64,
-    name: &str,
-) -> Result<Vec<BlobRow>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {BLOB_COLUMNS} FROM blobs
+pub(crate) fn hidden_rows(conn: &dyn Sql, container_id: i64, name: &str) -> Result<Vec<BlobRow>> {
+    conn.query_map(
+        &format!(
+            "SELECT {BLOB_COLUMNS} FROM blobs
          WHERE container_id = ?1 AND name = ?2 AND is_base = -1 ORDER BY snapshot"
-    ))?;
-    let mut rows = stmt.query(params![container_id, name])?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next()? {
-        out.push(read_blob_row(row)?);
-    }
-    Ok(out)
+        ),
+        &vals![&container_id, &name],
+        read_blob_row,
+    )
 }
 
 /// Brings soft-deleted row `id` back: as the base blob (`Restore::Base`),
 /// as the live snapshot `id` (`Restore::Snapshot`), or as a previous version
 /// no longer deleted (`Restore::Version`).
-pub(crate) fn restore(conn: &Connection, id: i64, to: Restore<'_>) -> Result<()> {
+pub(crate) fn restore(conn: &dyn Sql, id: i64, to: Restore<'_>) -> Result<()> {
     let (is_base, key) = match to {
         Restore::Base => (1, String::new()),
         Restore::Snapshot(s) => (0, s.to_owned()),
         Restore::Version(v) => (HIDDEN, Hidden::Version.key(v)),
     };
-    conn.prepare_cached(
+    conn.execute(
         "UPDATE blobs SET is_base = ?2, snapshot = ?3, deleted_at = NULL, purge_at = NULL
          WHERE id = ?1",
-    )?
-    .execute(params![id, is_base, key])?;
-    conn.prepare_cached("UPDATE blob_tags SET is_base = ?2 WHERE blob_id = ?1")?
-        .execute(params![id, is_base == 1])?;
+        &vals![&id, &is_base, &key],
+    )?;
+    conn.execute(
+        "UPDATE blob_tags SET is_base = ?2 WHERE blob_id = ?1",
+        &vals![&id, is_base == 1],
+    )?;
     Ok(())
 }
 
@@ -306,13 +307,12 @@ pub(crate) enum Restore<'a> {
 }
 
 /// Up to `limit` soft-deleted rows whose retention ended at or before `now`.
-pub(crate) fn due_for_purge(conn: &Connection, now: SystemTime, limit: usize) -> Result<Vec<i64>> {
-    let mut stmt = conn.prepare_cached(
+pub(crate) fn due_for_purge(conn: &dyn Sql, now: SystemTime, limit: usize) -> Result<Vec<i64>> {
+    let ids = conn.query_map(
         "SELECT id FROM blobs WHERE purge_at IS NOT NULL AND purge_at <= ?1 LIMIT ?2",
+        &vals![to_nanos(now), limit as i64],
+        |r| r.get(0),
     )?;
-    let ids = stmt
-        .query_map(params![to_nanos(now), limit as i64], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
     Ok(ids)
 }
 
@@ -352,7 +352,7 @@ mod tests {
 
     #[test]
     fn the_retention_policy_is_kept_per_account() {
-        let conn = Connection::open_in_memory().unwrap();
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
         super::super::schema::migrate(&conn).unwrap();
         assert_eq!(delete_retention(&conn, "a").unwrap(), None);
         let policy = DeleteRetention {

@@ -2,6 +2,7 @@
 //! added in one transaction that also checks the append conditions, so
 //! concurrent appenders are serialized and never lose or interleave a block.
 
+use crate::meta::sql::Sql;
 use bytes::Bytes;
 use futures::Stream;
 use stowage_leases::LeaseId;
@@ -74,7 +75,7 @@ pub struct SealAppendBlobInput {
 /// Every check of Append Block in the spec's order (after existence):
 /// conditions, lease, blob type, block count, append position, max size.
 fn check_append(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     row: &mut BlobRow,
     input: &AppendBlockInput,
     now: std::time::SystemTime,

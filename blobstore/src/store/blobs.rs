@@ -1,5 +1,6 @@
 //! Blob operations (docs/wire/blobs.md).
 
+use crate::meta::sql::Sql;
 use std::ops::Range;
 
 use bytes::Bytes;
@@ -175,7 +176,7 @@ pub(super) fn current(row: &BlobRow) -> Current<'_> {
 /// blob does not exist for reads and most writes, docs/wire/blobs.md#blob-types;
 /// nor does a blob past its expiry time at `now`, docs/wire/expiry.md).
 pub(super) fn require_committed(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     container_id: i64,
     blob: &BlobName,
     snapshot: Option<&str>,
@@ -191,7 +192,7 @@ pub(super) fn require_committed(
 /// or the base blob; `BlobNotFound` for anything else, soft-deleted rows
 /// included.
 pub(super) fn require_version(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     container_id: i64,
     blob: &BlobName,
     snapshot: Option<&str>,
@@ -624,7 +625,7 @@ fn check_stated_md5(stated: Option<&[u8]>, computed: [u8; 16]) -> Result<()> {
 /// type wins (an append blob over a block blob and the other way round).
 /// Returns the existing base row and the lease record the new version keeps.
 pub(super) fn check_put(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     container_id: i64,
     input: &PutBlobInput,
     now: std::time::SystemTime,
@@ -652,7 +653,7 @@ pub(super) fn check_put(
 /// The read path shared by Get Blob and Get Blob Properties: the committed
 /// version, its conditions (304/412) and the read rule of its lease.
 pub(super) fn read_checked(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     input: &GetBlobInput,
     now: std::time::SystemTime,
 ) -> Result<BlobRow> {

@@ -1,6 +1,7 @@
 //! Put Block, Put Block List and Get Block List (docs/wire/blobs.md). Blocks are extents; committing a list only rearranges
 //! references, so committing a blob of any size copies no bytes.
 
+use crate::meta::sql::Sql;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
@@ -437,7 +438,7 @@ impl Store {
 /// committed (and so cleared) the staged blocks, the next Put Block may use
 /// ids of another length, as the service accepts. One staged block is
 /// enough to compare with.
-fn check_block_id_length(conn: &rusqlite::Connection, blob_id: i64, id: &BlockId) -> Result<()> {
+fn check_block_id_length(conn: &dyn Sql, blob_id: i64, id: &BlockId) -> Result<()> {
     match meta::any_staged_block_id(conn, blob_id)?.and_then(|b| decoded_len(&b)) {
         Some(n) if n != id.decoded_len => Err(Error::InvalidBlobOrBlock),
         _ => Ok(()),

@@ -1,6 +1,7 @@
 //! The body of a Get Blob response: the extents of one version, streamed in
 //! order, keeping them pinned until the stream is dropped.
 
+use crate::meta::sql::Sql;
 use std::ops::Range;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -39,7 +40,7 @@ static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 /// order). Inline pieces are loaded from `conn` while their total stays
 /// within [`PRELOAD_INLINE`]; call it in the read that listed `parts`.
 pub(crate) fn pieces(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     parts: &[ExtentRef],
     range: &Range<u64>,
 ) -> Result<Vec<Piece>> {
@@ -71,7 +72,7 @@ pub(crate) fn pieces(
 /// The pieces of a page blob's `span`, from the stretches of its page map
 /// (`pages::map::layout`); inline extents are preloaded as in [`pieces`].
 pub(crate) fn page_pieces(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     stretches: Vec<crate::pages::map::Stretch>,
 ) -> Result<Vec<Piece>> {
     use crate::pages::map::Stretch;

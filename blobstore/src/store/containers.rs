@@ -1,5 +1,6 @@
 //! Container operations (docs/wire/containers.md).
 
+use crate::meta::sql::Sql;
 use std::time::Duration;
 
 use stowage_leases::{Access, LeaseId, Resource};
@@ -104,7 +105,7 @@ fn current(row: &ContainerRow) -> Current<'_> {
 /// order: the container exists, the conditions of `kind` hold, and the lease
 /// rule of `access` allows the presented id.
 fn checked_container(
-    tx: &rusqlite::Connection,
+    tx: &dyn Sql,
     (account, container): (&str, &ContainerName),
     conds: &Conditions,
     kind: ConditionKind,

@@ -303,7 +303,7 @@ impl Store {
 /// is answered as a read of it would be; otherwise missing, uncommitted and
 /// unreadable all look alike (`CannotVerifyCopySource`).
 pub(super) fn source_row(
-    conn: &rusqlite::Connection,
+    conn: &dyn crate::meta::sql::Sql,
     src: &CopySource,
     now: std::time::SystemTime,
 ) -> Result<meta::BlobRow> {

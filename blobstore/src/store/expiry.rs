@@ -1,5 +1,6 @@
 //! Set Blob Expiry, and the removal of expired blobs (docs/wire/expiry.md).
 
+use crate::meta::sql::Sql;
 use std::time::SystemTime;
 
 use stowage_leases::{Access, LeaseId, Resource};
@@ -30,7 +31,7 @@ pub struct SetBlobExpiryInput {
 /// expired blob is absent for writes as it is for reads, whether or not the
 /// collector has come by.
 pub(super) fn purge_if_expired(
-    tx: &rusqlite::Connection,
+    tx: &dyn Sql,
     container_id: i64,
     name: &str,
     now: SystemTime,

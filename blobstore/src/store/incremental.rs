@@ -5,6 +5,7 @@
 //! source snapshot's extents (its page map rows are copied), so only the
 //! differences are ever stored.
 
+use crate::meta::sql::Sql;
 use std::time::Duration;
 
 use stowage_leases::{LeaseId, LeaseRecord};
@@ -52,7 +53,7 @@ pub struct IncrementalCopyBlobOutput {
 /// A snapshot id for blob `name` at `now` that no snapshot has yet (a
 /// second one in the same 100 ns tick moves to the next tick).
 fn free_snapshot_id(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     container_id: i64,
     name: &str,
     now: std::time::SystemTime,

@@ -107,6 +107,10 @@ pub struct StoreConfig {
     /// writers can both pass the same `If-Match`. The history test shows
     /// that its checker catches this (docs/cluster.md#testing-a-cluster).
     pub fault_conditions_outside_transaction: bool,
+    /// A PostgreSQL database for the metadata (cluster mode): its
+    /// connection string. `None` keeps the metadata in SQLite, in the data
+    /// directory (or in memory).
+    pub metadata: Option<String>,
 }
 
 /// The default [`StoreConfig::rehydrate_delay`].
@@ -129,6 +133,7 @@ impl StoreConfig {
             observer: None,
             objects: ObjectsLocation::DataDir,
             fault_conditions_outside_transaction: false,
+            metadata: None,
         }
     }
 
@@ -144,6 +149,7 @@ impl StoreConfig {
             observer: None,
             objects: ObjectsLocation::DataDir,
             fault_conditions_outside_transaction: false,
+            metadata: None,
         }
     }
 
@@ -180,6 +186,13 @@ impl StoreConfig {
     /// TEST ONLY: see [`StoreConfig::fault_conditions_outside_transaction`].
     pub fn with_fault_conditions_outside_transaction(mut self) -> StoreConfig {
         self.fault_conditions_outside_transaction = true;
+        self
+    }
+
+    /// Keeps the metadata in the PostgreSQL database at `url` (cluster
+    /// mode, `docs/cluster.md`).
+    pub fn with_metadata(mut self, url: impl Into<String>) -> StoreConfig {
+        self.metadata = Some(url.into());
         self
     }
 
@@ -244,7 +257,10 @@ impl Store {
                     let objects_dir = Self::objects_dir(dir)?;
                     Self::mark_objects_elsewhere(dir, &config.objects)?;
                     let space = Arc::new(Space::open(dir, config.disk_reserve, clock.clone())?);
-                    let db = Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?;
+                    let db = match &config.metadata {
+                        Some(url) => Db::open_postgres(url, space.clone()).await?,
+                        None => Db::open(Some(&dir.join(DATABASE_FILE)), space.clone())?,
+                    };
                     match (objects, remote) {
                         (Some(o), _) => (db, o, Some(objects_dir), None, space),
                         // Staging files in a remote store are not this
@@ -264,8 +280,12 @@ impl Store {
                 }
                 None => {
                     let space = Arc::new(Space::none(clock.clone()));
+                    let db = match &config.metadata {
+                        Some(url) => Db::open_postgres(url, space.clone()).await?,
+                        None => Db::open(None, space.clone())?,
+                    };
                     (
-                        Db::open(None, space.clone())?,
+                        db,
                         objects
                             .or(remote)
                             .unwrap_or_else(|| Arc::new(object_store::memory::InMemory::new())),

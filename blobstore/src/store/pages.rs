@@ -4,6 +4,7 @@
 //! (rows in the metadata store) says which extent each written page reads,
 //! so disk use follows what was written, not the declared size.
 
+use crate::meta::sql::Sql;
 use std::ops::Range;
 
 use bytes::Bytes;
@@ -162,10 +163,7 @@ pub struct SetPageBlobPropertiesOutput {
 }
 
 /// The page properties of a stored version (`None` unless a page blob).
-pub(crate) fn page_properties(
-    conn: &rusqlite::Connection,
-    row: &BlobRow,
-) -> Result<Option<PageProperties>> {
+pub(crate) fn page_properties(conn: &dyn Sql, row: &BlobRow) -> Result<Option<PageProperties>> {
     if row.blob_type != BlobType::PageBlob {
         return Ok(None);
     }
@@ -178,7 +176,7 @@ pub(crate) fn page_properties(
 }
 
 /// The page row of a page blob, or `InvalidBlobType`.
-fn require_page_blob(conn: &rusqlite::Connection, row: &BlobRow) -> Result<PageRow> {
+fn require_page_blob(conn: &dyn Sql, row: &BlobRow) -> Result<PageRow> {
     if row.blob_type != BlobType::PageBlob {
         return Err(Error::InvalidBlobType);
     }
@@ -188,7 +186,7 @@ fn require_page_blob(conn: &rusqlite::Connection, row: &BlobRow) -> Result<PageR
 /// The checks of Put Page against the current state, in order:
 /// conditions, lease, blob type, incremental copy, range, sequence number.
 fn check_page_write(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     row: &mut BlobRow,
     input: &PutPageInput,
     now: std::time::SystemTime,
@@ -230,7 +228,7 @@ fn clear_id(etag: &crate::Etag) -> u64 {
 /// Makes `range` of blob `blob_id` read as `new` (or zeros), and records
 /// the extents nothing reads any more as garbage.
 pub(super) fn rewrite(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     range: Range<u64>,
     new: Option<Run>,
@@ -520,7 +518,7 @@ impl Store {
 /// The written ranges of `blob_id` in `window`, one per stored run, at
 /// most `limit`; and where the next page starts when more follow.
 fn list_ranges(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     blob_id: i64,
     window: &Range<u64>,
     limit: usize,
@@ -553,7 +551,7 @@ fn list_ranges(
 /// What changed in `window` between blob versions `old` and `new`, at most
 /// `limit` stretches, and where the next page starts.
 fn diff_ranges(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     old: i64,
     new: i64,
     window: &Range<u64>,

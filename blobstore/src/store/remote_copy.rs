@@ -13,6 +13,7 @@
 //! extent is dropped. A restart ends every pending copy as failed (the
 //! fetch is gone), so no copy stays pending for ever.
 
+use crate::meta::sql::Sql;
 use bytes::Bytes;
 use futures::Stream;
 use stowage_leases::{LeaseDuration, LeaseId, LeaseRecord};
@@ -444,7 +445,7 @@ impl Store {
 /// The destination checks of a copy: its container, the conditions, the
 /// lease (infinite only, as for every copy) and its type (a block blob).
 fn check_destination(
-    tx: &rusqlite::Connection,
+    tx: &dyn Sql,
     input: &RemoteCopyInput,
     now: std::time::SystemTime,
 ) -> Result<(i64, Option<BlobRow>, LeaseRecord)> {
@@ -510,7 +511,7 @@ fn new_blob(
 /// Writes the destination's new content (keeping the replaced one as a
 /// version or soft-deleted snapshot as the account asks) and its tags.
 fn write_row(
-    tx: &rusqlite::Connection,
+    tx: &dyn Sql,
     cid: i64,
     dest: Option<BlobRow>,
     new: &mut NewBlob,

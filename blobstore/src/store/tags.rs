@@ -2,6 +2,7 @@
 //! the `x-ms-if-tags` check every conditional blob operation runs inside its
 //! transaction (docs/wire/tags.md).
 
+use crate::meta::sql::Sql;
 use stowage_leases::{Access, LeaseId, Resource};
 
 use super::Store;
@@ -91,7 +92,7 @@ pub struct FindBlobsByTagsOutput {
 /// `blob_id` (no blob: no tags). Reads the tags only when the header was
 /// sent, so operations without it pay nothing.
 pub(super) fn check_if_tags(
-    conn: &rusqlite::Connection,
+    conn: &dyn Sql,
     conditions: &Conditions,
     blob_id: Option<i64>,
     kind: ConditionKind,
@@ -239,10 +240,7 @@ impl Store {
     }
 }
 
-fn find(
-    conn: &rusqlite::Connection,
-    input: &FindBlobsByTagsInput,
-) -> Result<FindBlobsByTagsOutput> {
+fn find(conn: &dyn Sql, input: &FindBlobsByTagsInput) -> Result<FindBlobsByTagsOutput> {
     let container = match &input.container {
         Some(c) => {
             meta::container_id(conn, &input.account, c.as_str())?;

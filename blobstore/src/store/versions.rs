@@ -6,10 +6,9 @@
 //! `blob_extents`, no bytes), so the garbage rule stays the one of
 //! snapshots: an extent is garbage once no row of any kind names it.
 
+use crate::meta::sql::Sql;
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
-
-use rusqlite::Connection;
 
 use super::Store;
 use crate::meta::{self, BlobRow, DeleteRetention, Hidden, NewBlob, Restore};
@@ -71,7 +70,7 @@ pub struct UndeleteBlobInput {
 
 impl Store {
     /// What `account` keeps, read in transaction `tx`.
-    pub(crate) fn keeping(&self, tx: &Connection, account: &str) -> Result<Keeping> {
+    pub(crate) fn keeping(&self, tx: &dyn Sql, account: &str) -> Result<Keeping> {
         Ok(Keeping {
             versioning: self.inner.config.versioning.enabled(account),
             retention: meta::delete_retention(tx, account)?,
@@ -144,7 +143,7 @@ impl Store {
 /// any other as a snapshot named by its deletion stamp; soft-deleted
 /// snapshots come back as snapshots, soft-deleted versions as versions.
 fn undelete_rows(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     name: &str,
     mut has_base: bool,
@@ -181,7 +180,7 @@ fn undelete_rows(
 /// A snapshot id for `name` from `at`, moved on by 100 ns ticks past any
 /// live or soft-deleted snapshot that has it.
 pub(crate) fn unique_snapshot_id(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     name: &str,
     mut at: SystemTime,
@@ -200,7 +199,7 @@ pub(crate) fn unique_snapshot_id(
 /// A version id for `name` from `at` (the service forms version ids like
 /// snapshot ids), moved on past any version that has it.
 pub(crate) fn unique_version_id(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     name: &str,
     current: Option<&str>,
@@ -222,7 +221,7 @@ pub(crate) fn unique_version_id(
 /// snapshot with soft delete on (what the service keeps of an overwrite),
 /// else not at all.
 pub(crate) fn keep_replaced(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     old: &BlobRow,
     keeping: Keeping,
@@ -249,7 +248,7 @@ pub(crate) fn keep_replaced(
 /// garbage. Returns the base row's id. The one path by which every write
 /// that creates content (Put Blob, Put Block List, Copy Blob) stores it.
 pub(crate) fn write_base(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     existing: Option<&BlobRow>,
     new: &mut NewBlob,
@@ -272,7 +271,7 @@ pub(crate) fn write_base(
 /// version id: the first half of [`write_base`], for writers that replace
 /// the row themselves.
 pub(crate) fn next_version(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     existing: Option<&BlobRow>,
     new: &mut NewBlob,
@@ -302,7 +301,7 @@ pub(crate) fn next_version(
 /// becomes a previous version with versioning on, a soft-deleted blob with
 /// soft delete on, or is gone. Returns whether the deletion was permanent.
 pub(crate) fn delete_base(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     row: &BlobRow,
     keeping: Keeping,
@@ -333,7 +332,7 @@ pub(crate) fn delete_base(
 /// Deletes one snapshot or previous version: soft-deleted with soft delete
 /// on, else gone. Returns whether the deletion was permanent.
 pub(crate) fn delete_kept(
-    tx: &Connection,
+    tx: &dyn Sql,
     row: &BlobRow,
     keeping: Keeping,
     now: SystemTime,
@@ -360,7 +359,7 @@ pub(crate) fn delete_kept(
 /// Delete Blob with `deletetype=permanent`: deletes a soft-deleted snapshot
 /// or version at once, when the account's policy allows it.
 pub(crate) fn delete_permanently(
-    tx: &Connection,
+    tx: &dyn Sql,
     cid: i64,
     input: &super::DeleteBlobInput,
     keeping: Keeping,

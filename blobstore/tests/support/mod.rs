@@ -209,3 +209,13 @@ pub fn put_block_list_input(
         tags: Default::default(),
     }
 }
+
+/// A throwaway PostgreSQL server and a new database on it (its connection
+/// string), made off the async runtime (the client blocks).
+pub fn postgres_database() -> (stowage_blobstore::testing::TempPostgres, String) {
+    tokio::task::block_in_place(|| {
+        let pg = stowage_blobstore::testing::TempPostgres::start().unwrap();
+        let url = pg.new_database().unwrap();
+        (pg, url)
+    })
+}

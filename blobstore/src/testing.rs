@@ -1,0 +1,160 @@
+//! A throwaway PostgreSQL server for tests of the cluster metadata backend:
+//! `initdb` into a temporary directory, a server listening only on a unix
+//! socket in that directory, stopped and deleted on drop.
+//!
+//! The binaries are Debian's (`/usr/lib/postgresql/*/bin`, the `postgresql`
+//! package) or those in `STOWAGE_PG_BIN`. PostgreSQL refuses to run as
+//! root; as root the server runs as the user `nobody`, which owns the
+//! temporary directory.
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// A running throwaway server; stopped on drop.
+pub struct TempPostgres {
+    dir: tempfile::TempDir,
+    server: Child,
+    databases: std::sync::atomic::AtomicUsize,
+}
+
+const PORT: u16 = 5432;
+
+impl TempPostgres {
+    /// Creates a database cluster and starts its server.
+    ///
+    /// # Errors
+    /// No PostgreSQL binaries, or initdb or the server failing to start.
+    pub fn start() -> io::Result<TempPostgres> {
+        let bin = binaries()?;
+        let dir = tempfile::Builder::new().prefix("stowage-pg").tempdir()?;
+        let owner = owner()?;
+        if let Some((uid, _)) = owner {
+            chown(dir.path(), uid)?;
+        }
+        let data = dir.path().join("data");
+        let status = as_owner(Command::new(bin.join("initdb")), owner)
+            .args(["--auth=trust", "--username=stowage", "--encoding=UTF8"])
+            .args(["--locale=C", "--no-sync", "--pgdata"])
+            .arg(&data)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .status()?;
+        if !status.success() {
+            return Err(io::Error::other(format!("initdb failed: {status}")));
+        }
+        let server = as_owner(Command::new(bin.join("postgres")), owner)
+            .arg("-D")
+            .arg(&data)
+            .arg("-k")
+            .arg(dir.path())
+            .args(["-p", &PORT.to_string()])
+            .args(["-c", "listen_addresses=", "-c", "fsync=off"])
+            .args(["-c", "max_connections=200"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let pg = TempPostgres {
+            dir,
+            server,
+            databases: std::sync::atomic::AtomicUsize::new(0),
+        };
+        pg.wait_ready()?;
+        Ok(pg)
+    }
+
+    /// The connection string of database `db`.
+    pub fn url(&self, db: &str) -> String {
+        format!(
+            "host={} port={PORT} user=stowage dbname={db}",
+            self.dir.path().display()
+        )
+    }
+
+    /// A new empty database; its connection string.
+    ///
+    /// # Errors
+    /// The server refusing to create it.
+    pub fn new_database(&self) -> io::Result<String> {
+        let n = self
+            .databases
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("test{n}");
+        let mut client = postgres::Client::connect(&self.url("postgres"), postgres::NoTls)
+            .map_err(io::Error::other)?;
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .map_err(io::Error::other)?;
+        Ok(self.url(&name))
+    }
+
+    /// Waits until the server accepts connections (it takes a moment after
+    /// start; this is not a test of time).
+    fn wait_ready(&self) -> io::Result<()> {
+        let mut last = None;
+        for _ in 0..200 {
+            match postgres::Client::connect(&self.url("postgres"), postgres::NoTls) {
+                Ok(_) => return Ok(()),
+                Err(e) => last = Some(e),
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Err(io::Error::other(format!(
+            "the test PostgreSQL server did not start: {last:?}"
+        )))
+    }
+}
+
+impl Drop for TempPostgres {
+    fn drop(&mut self) {
+        // SIGINT: PostgreSQL's fast shutdown.
+        let _ = Command::new("kill")
+            .arg("-INT")
+            .arg(self.server.id().to_string())
+            .status();
+        let _ = self.server.wait();
+    }
+}
+
+fn binaries() -> io::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("STOWAGE_PG_BIN") {
+        return Ok(PathBuf::from(dir));
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map_err(|e| io::Error::other(format!("no PostgreSQL in /usr/lib/postgresql: {e}")))?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|p| p.join("initdb").exists())
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .ok_or_else(|| io::Error::other("no PostgreSQL binaries in /usr/lib/postgresql/*/bin"))
+}
+
+/// `Some((uid, gid))` of `nobody` when running as root, else `None`.
+fn owner() -> io::Result<Option<(u32, u32)>> {
+    if id(&["-u"])? != 0 {
+        return Ok(None);
+    }
+    Ok(Some((id(&["-u", "nobody"])?, id(&["-g", "nobody"])?)))
+}
+
+fn id(args: &[&str]) -> io::Result<u32> {
+    let out = Command::new("id").args(args).output()?;
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|e| io::Error::other(format!("id {args:?}: {e}")))
+}
+
+fn chown(path: &Path, uid: u32) -> io::Result<()> {
+    std::os::unix::fs::chown(path, Some(uid), None)
+}
+
+fn as_owner(mut command: Command, owner: Option<(u32, u32)>) -> Command {
+    if let Some((uid, gid)) = owner {
+        command.uid(uid).gid(gid);
+    }
+    command
+}
