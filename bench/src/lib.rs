@@ -20,6 +20,8 @@
 //!     server_pid: None,
 //!     nonce: "demo".into(),
 //!     data_dir: None,
+//!     versions: 0,
+//!     source: None,
 //! };
 //! for record in workloads::run("put-4k", &ctx).await? {
 //!     println!("{}", serde_json::to_string(&record)?);
