@@ -52,9 +52,9 @@ impl Keeping {
 }
 
 /// Whole days left until `purge`, rounded up (`RemainingRetentionDays`).
+/// (The rule of soft-deleted containers: one count for both.)
 pub(crate) fn remaining_days(purge: SystemTime, now: SystemTime) -> u32 {
-    let left = purge.duration_since(now).unwrap_or_default();
-    left.as_secs().div_ceil(DAY.as_secs()) as u32
+    crate::DeletedContainer::remaining_days(purge, now) as u32
 }
 
 /// Input of Undelete Blob.
