@@ -231,6 +231,7 @@ fn copy_source_message(code: &str) -> &'static str {
             "This request is not authorized to perform this operation using this service."
         }
         "BlobNotFound" => "The specified blob does not exist.",
+        "BlobArchived" => "This operation is not permitted on an archived blob.",
         "ContainerNotFound" => "The specified container does not exist.",
         _ => "The specified resource does not exist.",
     }

@@ -3,7 +3,8 @@
 /// A `CorsRule`: lists as written, comma-separated, each entry trimmed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct CorsRule {
-    /// `AllowedOrigins`: exact origins, or `*` for every origin.
+    /// `AllowedOrigins`: exact origins, `*` for every origin, or patterns
+    /// with `*` for any run of characters (`http://*.contoso.com`).
     pub origins: Vec<String>,
     /// `AllowedMethods`.
     pub methods: Vec<String>,
@@ -35,6 +36,35 @@ fn header_matches(pattern: &str, name: &str) -> bool {
     }
 }
 
+/// True when `origin` matches `pattern`, where each `*` stands for any run
+/// of characters, dots included (`*.contoso.com` takes `a.b.contoso.com`
+/// but not `contoso.com`). Patterns name hosts, which compare without regard
+/// to case.
+fn origin_pattern_matches(pattern: &str, origin: &str) -> bool {
+    let pattern = pattern.as_bytes();
+    let origin = origin.as_bytes();
+    // Classic glob walk: remember the last `*` and how much of the origin
+    // it has taken, and let it take one byte more on a mismatch.
+    let (mut p, mut o) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while o < origin.len() {
+        if p < pattern.len() && pattern[p] == b'*' {
+            star = Some((p, o));
+            p += 1;
+        } else if p < pattern.len() && pattern[p].eq_ignore_ascii_case(&origin[o]) {
+            p += 1;
+            o += 1;
+        } else if let Some((sp, so)) = star {
+            p = sp + 1;
+            o = so + 1;
+            star = Some((sp, so + 1));
+        } else {
+            return false;
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
 impl CorsRule {
     /// `*` among the allowed origins.
     pub(crate) fn allows_any_origin(&self) -> bool {
@@ -42,9 +72,12 @@ impl CorsRule {
     }
 
     /// The origin is listed, exactly and case-sensitively as the reference
-    /// asks, or every origin is allowed.
+    /// asks; every origin is allowed; or a listed pattern with `*` in it
+    /// (the reference's own example, `http://*.contoso.com`) matches it.
     pub(crate) fn allows_origin(&self, origin: &str) -> bool {
-        self.origins.iter().any(|o| o == "*" || o == origin)
+        self.origins.iter().any(|o| {
+            o == "*" || o == origin || (o.contains('*') && origin_pattern_matches(o, origin))
+        })
     }
 
     /// Methods compare without regard to case: the service accepts only its

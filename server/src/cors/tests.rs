@@ -145,6 +145,70 @@ fn preflight_matching() {
             "wildcard origin",
         ),
         (
+            one("http://*.contoso.com", "GET", ""),
+            "http://foo.contoso.com",
+            "GET",
+            None,
+            true,
+            "subdomain pattern",
+        ),
+        (
+            one("http://*.contoso.com", "GET", ""),
+            "http://a.b.c.contoso.com",
+            "GET",
+            None,
+            true,
+            "subdomain pattern, several labels",
+        ),
+        (
+            one("http://*.contoso.com", "GET", ""),
+            "http://foo.CONTOSO.com",
+            "GET",
+            None,
+            true,
+            "subdomain pattern ignores case",
+        ),
+        (
+            one("http://*.contoso.com", "GET", ""),
+            "http://contoso.com",
+            "GET",
+            None,
+            false,
+            "subdomain pattern needs a subdomain",
+        ),
+        (
+            one("http://*.contoso.com", "GET", ""),
+            "http://bar.notcontoso.com",
+            "GET",
+            None,
+            false,
+            "subdomain pattern is not a suffix of the name",
+        ),
+        (
+            one("http://*.contoso.com", "GET", ""),
+            "https://foo.contoso.com",
+            "GET",
+            None,
+            false,
+            "subdomain pattern keeps its scheme",
+        ),
+        (
+            one("http://*.contoso.com", "GET", ""),
+            "http://foo.contoso.com:8080",
+            "GET",
+            None,
+            false,
+            "subdomain pattern keeps its port",
+        ),
+        (
+            one("*.contoso.com", "GET", ""),
+            "foo.contoso.com",
+            "GET",
+            None,
+            true,
+            "pattern without a scheme",
+        ),
+        (
             one("*", "GET", ""),
             "http://x.test",
             "PUT",
@@ -379,4 +443,30 @@ fn exposed_headers_list() {
 fn header_lists_are_trimmed() {
     assert_eq!(header_list(" a, b ,,c "), ["a", "b", "c"]);
     assert!(header_list("").is_empty());
+}
+
+/// A rule with a subdomain pattern names origins: an actual request from a
+/// matching origin gets its origin back, as under an exact entry.
+#[test]
+fn a_subdomain_pattern_answers_like_an_exact_origin() {
+    let rules = vec![rule("http://*.contoso.com", "GET", "", "x-ms-meta-*", 5)];
+    let req = Actual {
+        origin: Some("http://foo.contoso.com"),
+        method: "GET",
+    };
+    let h = actual(&rules, &req, &["x-ms-meta-a"]);
+    assert_eq!(
+        value(&h, "access-control-allow-origin"),
+        Some("http://foo.contoso.com")
+    );
+    assert_eq!(value(&h, "access-control-allow-credentials"), Some("true"));
+    assert_eq!(value(&h, "vary"), Some("Origin"));
+    // Without an Origin a pattern matches nothing.
+    let bare = Actual {
+        origin: None,
+        method: "GET",
+    };
+    let h = actual(&rules, &bare, &[]);
+    assert_eq!(value(&h, "access-control-allow-origin"), None);
+    assert_eq!(value(&h, "vary"), Some("Origin"));
 }

@@ -310,6 +310,7 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
     };
     let access = source_access(ctx, &url, sync).await?;
     let not_found = |_| ApiError::Store(stowage_blobstore::Error::CannotVerifyCopySource);
+    let other_account = url.account != ctx.account();
     let source = CopySource {
         access,
         container: ContainerName::parse(&url.container).map_err(not_found)?,
@@ -345,7 +346,15 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
         },
         tags: ctx.headers().tags()?,
     };
-    let out = ctx.store().copy_blob(input).await?;
+    let out = match ctx.store().copy_blob(input).await {
+        // Another account's archived blob refuses the read the copy makes
+        // of it, and that refusal comes back wrapped, as for any other
+        // source read (docs/wire/copy.md).
+        Err(stowage_blobstore::Error::BlobArchived) if other_account => {
+            return Err(source_refused(409, "BlobArchived"));
+        }
+        out => out?,
+    };
     let mut b = HttpResponse::Accepted();
     response::version(&mut b, &out.version);
     response::version_id(&mut b, out.version_id.as_deref());

@@ -1,7 +1,8 @@
 //! How Copy Blob and Copy Blob From URL may read their source: a SAS in
 //! `x-ms-copy-source` is checked, another configured account's blob is read
-//! with one, Copy Blob From URL needs one even in the same account, and the
-//! account may be named in the source's host.
+//! with one (an archived one is refused as its read would be), Copy Blob
+//! From URL needs one even in the same account, and the account may be
+//! named in the source's host.
 
 use stowage_tests::{ACCOUNT, ACCOUNT2, KEY, KEY2, Response, TestServer, blob_sas, unique};
 
@@ -123,6 +124,48 @@ async fn a_missing_source_read_with_a_sas_is_404_cannot_verify_copy_source() {
     copy(&server, &dst, &url, false)
         .await
         .assert_error(404, "CannotVerifyCopySource");
+}
+
+/// Another account's archived blob cannot be read, so a copy of it is
+/// refused as the read was: `409 CannotVerifyCopySource` carrying the
+/// source's `409 BlobArchived`. In the same account the copy reads the
+/// blob itself and answers `409 BlobArchived` (without a tier to rehydrate
+/// to).
+#[tokio::test]
+async fn an_archived_source_in_another_account_is_409_cannot_verify_copy_source() {
+    let server = TestServer::start_with_accounts(true).await;
+    let (src, dst) = setup(&server, ACCOUNT2, KEY2).await;
+    let owner = server.client().as_account(ACCOUNT2, KEY2);
+    let r = owner
+        .put(&format!("/{src}/b?comp=tier"))
+        .header("x-ms-access-tier", "Archive")
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let sas = blob_sas(ACCOUNT2, KEY2, &src, "b", "r", EXPIRY);
+    let url = format!("{}/{ACCOUNT2}/{src}/b?{sas}", server.base);
+    for sync in [false, true] {
+        let r = copy(&server, &dst, &url, sync).await;
+        assert_source_refused(&r, 409, "BlobArchived");
+        assert_eq!(
+            elements(&r.text(), "CopySourceErrorMessage"),
+            ["This operation is not permitted on an archived blob."]
+        );
+    }
+    assert_eq!(copied(&server, &dst).await, None);
+
+    let (own, _) = setup(&server, ACCOUNT, KEY).await;
+    let r = server
+        .client()
+        .put(&format!("/{own}/b?comp=tier"))
+        .header("x-ms-access-tier", "Archive")
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let url = format!("{}/{ACCOUNT}/{own}/b", server.base);
+    copy(&server, &dst, &url, false)
+        .await
+        .assert_error(409, "BlobArchived");
 }
 
 #[tokio::test]

@@ -216,6 +216,50 @@ async fn preflight_refusals_and_the_first_matching_rule_decides() {
     }
 }
 
+/// `AllowedOrigins` may name subdomains with a `*` (the reference's own
+/// example, `http://*.contoso.com`): a preflight from any of them is
+/// accepted with its own origin sent back; the bare domain, a look-alike
+/// name, another scheme and a request without `Origin` are not.
+#[tokio::test]
+async fn subdomain_patterns_in_allowed_origins_match_subdomains_only() {
+    let server = TestServer::start_in_memory().await;
+    let client = server.client();
+    set_cors(&client, &rule("http://*.contoso.com", "GET", "", "*", 30)).await;
+    for origin in [
+        "http://foo.contoso.com",
+        "http://foo.bar.baz.contoso.com",
+        "http://foo.CONTOSO.com",
+    ] {
+        let r = preflight(&client, "/c/b", Some(origin), Some("GET"), None).await;
+        assert_eq!(r.status, 200, "{origin}: {}", r.text());
+        assert_eq!(
+            r.header("access-control-allow-origin").as_deref(),
+            Some(origin)
+        );
+        assert_eq!(r.header("access-control-max-age").as_deref(), Some("30"));
+    }
+    for origin in [
+        "http://contoso.com",
+        "http://bar.notcontoso.com",
+        "https://foo.contoso.com",
+    ] {
+        let r = preflight(&client, "/c/b", Some(origin), Some("GET"), None).await;
+        r.assert_error(403, "CorsPreflightFailure");
+    }
+    // An actual request from a subdomain gets its origin back.
+    let r = client
+        .get("/?comp=list")
+        .header("origin", "http://app.contoso.com")
+        .send()
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("access-control-allow-origin").as_deref(),
+        Some("http://app.contoso.com")
+    );
+    assert_eq!(all(&r, "vary"), ["Origin"]);
+}
+
 #[tokio::test]
 async fn rule_changes_apply_to_the_next_request() {
     let server = TestServer::start_in_memory().await;
