@@ -299,3 +299,49 @@ async fn a_restart_ends_a_pending_copy_as_failed() {
     assert_eq!((p.size, copy.status_str()), (0, "failed"));
     assert_eq!(copy.description.as_deref(), Some(INTERRUPTED_COPY));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_destination_is_removed_before_the_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let store = open(dir.path(), clock.clone()).await;
+    create_container(&store, "rcopy").await;
+    let expiring = |b: &str| SetBlobExpiryInput {
+        account: ACCOUNT.to_owned(),
+        container: container("rcopy"),
+        blob: blob(b),
+        option: ExpiryOption::RelativeToNow(std::time::Duration::from_secs(60)),
+        lease_id: None,
+    };
+    let new_only = |b: &str, size| {
+        let mut input = copy_input("rcopy", b, size);
+        input.conditions.if_none_match = Some(EtagMatch::Any);
+        input
+    };
+    for b in ["async", "sync"] {
+        put(&store, "rcopy", b, b"old").await;
+        store.set_blob_expiry(expiring(b)).await.unwrap();
+        // Before its time the blob is there: a copy meant for a new blob
+        // is refused.
+        let refused = store.begin_remote_copy(new_only(b, 3)).await;
+        assert!(matches!(refused, Err(Error::Condition(_))), "{refused:?}");
+    }
+    clock.advance(std::time::Duration::from_secs(60));
+
+    let (_, job) = store.begin_remote_copy(new_only("async", 3)).await.unwrap();
+    let bytes = store
+        .write_copied_bytes(body(b"new"), 3, None)
+        .await
+        .unwrap();
+    assert!(store.complete_remote_copy(&job, bytes).await.unwrap());
+    store
+        .copy_blob_from_stream(new_only("sync", 3), body(b"new"))
+        .await
+        .unwrap();
+    for b in ["async", "sync"] {
+        let (p, copy) = copy_of(&store, "rcopy", b).await;
+        assert_eq!(copy.status_str(), "success", "{b}");
+        assert_eq!(p.expires_on, None, "{b}: the copy does not expire");
+        assert_eq!(get(&store, "rcopy", b).await, b"new", "{b}");
+    }
+}

@@ -443,13 +443,16 @@ impl Store {
 }
 
 /// The destination checks of a copy: its container, the conditions, the
-/// lease (infinite only, as for every copy) and its type (a block blob).
+/// lease (infinite only, as for every copy) and its type (the source's).
+/// An expired destination is removed first, as every write does, so it is
+/// absent for the checks.
 fn check_destination(
     tx: &dyn Sql,
     input: &RemoteCopyInput,
     now: std::time::SystemTime,
 ) -> Result<(i64, Option<BlobRow>, LeaseRecord)> {
     let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+    super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
     let dest = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
     let committed = dest.as_ref().filter(|r| r.committed);
     let current = committed.map(|r| Current {
