@@ -563,6 +563,11 @@ impl Store {
                     None => meta::get_blob(tx, container_id, name, input.snapshot.as_deref())?,
                 }
                 .ok_or(Error::BlobNotFound)?;
+                if input.version_id.is_some() && row.is_base() {
+                    // The service deletes the current version only through
+                    // the blob itself.
+                    return Err(Error::OperationNotAllowedOnRootBlob);
+                }
                 if row.committed {
                     conditions::evaluate(
                         &input.conditions,
