@@ -38,16 +38,54 @@ STALL_SENT = 64 * 1024
 STALL_TOTAL = 1024 * 1024
 # How long a test waits for a background copy to reach a state.
 WAIT_SECONDS = 30
+# The sparse page blob the plain HTTP source serves: 1 MiB, two ranges.
+PAGES_SIZE = 1024 * 1024
+PAGES_RANGES = [(4096, 8191), (512 * 1024, 512 * 1024 + 64 * 1024 - 1)]
+PAGES = bytearray(PAGES_SIZE)
+for _start, _end in PAGES_RANGES:
+    PAGES[_start : _end + 1] = DATA[: _end + 1 - _start]
+PAGES = bytes(PAGES)
 
 
 class _Source(http.server.BaseHTTPRequestHandler):
     release = threading.Event()
+    # The Range headers of the reads of /pages.bin, in order.
+    page_reads = []
 
     def log_message(self, *args):
         pass
 
+    def _pages(self):
+        if "comp=pagelist" in self.path:
+            body = "".join(
+                f"<PageRange><Start>{s}</Start><End>{e}</End></PageRange>" for s, e in PAGES_RANGES
+            )
+            body = f'<?xml version="1.0" encoding="utf-8"?><PageList>{body}</PageList>'.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        wanted = self.headers.get("Range")
+        _Source.page_reads.append(wanted)
+        start, end = 0, PAGES_SIZE - 1
+        if wanted:
+            start, end = (int(x) for x in wanted.removeprefix("bytes=").split("-"))
+        self.send_response(206 if wanted else 200)
+        self.send_header("Content-Length", str(end + 1 - start))
+        self.send_header("x-ms-blob-type", "PageBlob")
+        self.send_header("ETag", DATA_ETAG)
+        self.end_headers()
+        try:
+            self.wfile.write(PAGES[start : end + 1])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the whole-blob answer is dropped unread
+
     def do_GET(self):
-        if self.path.startswith("/data.bin"):
+        if self.path.startswith("/pages.bin"):
+            self._pages()
+        elif self.path.startswith("/data.bin"):
             self.send_response(200)
             self.send_header("Content-Length", str(len(DATA)))
             self.send_header("Content-Type", "application/x-test")
@@ -211,6 +249,8 @@ def test_a_page_or_append_blob_source_keeps_its_type(container, source_container
     want = bytearray(4096)
     want[1024:1536] = b"\x05" * 512
     assert dst.download_blob().readall() == bytes(want)
+    # The copy has the source's page ranges, not one range over the blob.
+    assert dst.get_page_ranges() == ([{"start": 1024, "end": 1535}], [])
     dst.upload_page(b"\x01" * 512, offset=0, length=512)
 
     log = source_container.get_blob_client("log")
@@ -231,6 +271,48 @@ def test_a_page_or_append_blob_source_keeps_its_type(container, source_container
     with pytest.raises(HttpResponseError) as e:
         block.start_copy_from_url(sas_url(pages))
     assert (e.value.status_code, e.value.error_code) == (409, "InvalidBlobType")
+
+
+def test_a_sparse_page_blob_copies_its_ranges_only(container, source_container):
+    pages = source_container.get_blob_client("sparse")
+    pages.create_page_blob(size=8 * 1024 * 1024)
+    written = {}
+    for offset, length in [(0, 512), (1024 * 1024, 256 * 1024), (7 * 1024 * 1024, 4096)]:
+        data = os.urandom(length)
+        pages.upload_page(data, offset=offset, length=length)
+        written[offset] = data
+    pages.clear_page(offset=1024 * 1024 + 4096, length=4096)
+    source_ranges = pages.get_page_ranges()
+    dst = container.get_blob_client("sparse-copy")
+    dst.start_copy_from_url(sas_url(pages))
+    props = wait_for_end(dst)
+    assert props.copy.status == "success", props.copy.status_description
+    assert props.size == 8 * 1024 * 1024
+    assert dst.get_page_ranges() == source_ranges
+    assert dst.download_blob().readall() == pages.download_blob().readall()
+    # A snapshot of the source is copied by its ranges too.
+    snapshot = pages.create_snapshot()["snapshot"]
+    pages.upload_page(b"\x07" * 512, offset=512, length=512)
+    snap = source_container.get_blob_client("sparse", snapshot=snapshot)
+    dst.start_copy_from_url(sas_url(pages).replace("?", f"?snapshot={snapshot}&", 1))
+    props = wait_for_end(dst)
+    assert props.copy.status == "success", props.copy.status_description
+    assert dst.get_page_ranges() == source_ranges
+    assert dst.download_blob().readall() == snap.download_blob().readall()
+
+
+def test_a_page_blob_source_is_read_by_its_ranges(container, http_source):
+    _Source.page_reads.clear()
+    dst = container.get_blob_client("from-http")
+    dst.start_copy_from_url(f"{http_source}/pages.bin")
+    props = wait_for_end(dst)
+    assert props.copy.status == "success", props.copy.status_description
+    assert (props.blob_type, props.size) == ("PageBlob", PAGES_SIZE)
+    ranges, _ = dst.get_page_ranges()
+    assert [(r["start"], r["end"]) for r in ranges] == PAGES_RANGES
+    assert dst.download_blob().readall() == PAGES
+    # The first read learns the type; the bytes come from ranged reads.
+    assert _Source.page_reads == [None] + [f"bytes={s}-{e}" for s, e in PAGES_RANGES]
 
 
 def test_copy_with_metadata_keeps_the_requests(container, source_container):
