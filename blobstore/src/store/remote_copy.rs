@@ -120,6 +120,11 @@ pub struct CopiedBytes {
 }
 
 impl CopiedBytes {
+    /// The extent and, for bytes laid out by page ranges, the ranges.
+    pub(super) fn into_parts(self) -> (WrittenExtent, Option<Vec<std::ops::Range<u64>>>) {
+        (self.written, self.page_ranges)
+    }
+
     /// MD5 of the bytes.
     pub fn md5(&self) -> [u8; 16] {
         self.written.md5

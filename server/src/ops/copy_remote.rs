@@ -249,13 +249,28 @@ async fn source_page_ranges(
     authorization: Option<&str>,
     length: u64,
 ) -> Option<Vec<Range<u64>>> {
-    let mut all = Vec::new();
+    let list = source_page_list(fetcher, url, authorization, None).await?;
+    sparse_ranges(list.pages, length)
+}
+
+/// Get Page Ranges of the source at `url` (its diff since `prev_snapshot`
+/// when given), all its pages of answers read.
+async fn source_page_list(
+    fetcher: &Fetcher,
+    url: &reqwest::Url,
+    authorization: Option<&str>,
+    prev_snapshot: Option<&str>,
+) -> Option<crate::xml::SourcePageList> {
+    let mut all = crate::xml::SourcePageList::default();
     let mut marker: Option<String> = None;
     loop {
         let mut list_url = url.clone();
         {
             let mut query = list_url.query_pairs_mut();
             query.append_pair("comp", "pagelist");
+            if let Some(p) = prev_snapshot {
+                query.append_pair("prevsnapshot", p);
+            }
             if let Some(m) = &marker {
                 query.append_pair("marker", m);
             }
@@ -263,16 +278,128 @@ async fn source_page_ranges(
         let body = fetcher
             .get_document(list_url, authorization, PAGE_LIST_MAX)
             .await?;
-        let (ranges, next) = crate::xml::parse_page_list(&body)?;
-        all.extend(ranges);
-        match next {
+        let list = crate::xml::parse_page_list(&body)?;
+        all.pages.extend(list.pages);
+        all.clears.extend(list.clears);
+        match list.next_marker {
             Some(m) if marker.as_deref() != Some(m.as_str()) => marker = Some(m),
             // The same marker again would never end.
             Some(_) => return None,
-            None => break,
+            None => return Some(all),
         }
     }
-    sparse_ranges(all, length)
+}
+
+/// Incremental Copy Blob with a source on another host: a snapshot of a
+/// page blob there, read through its URL (its SAS, or
+/// `x-ms-copy-source-authorization`). The first copy fetches every page
+/// range of the snapshot; a later one asks the source for the diff since
+/// the snapshot the last copy took (`prevsnapshot`) and fetches only the
+/// ranges changed, the cleared ones cleared. Completes before the answer,
+/// as incremental copies from this server do (docs/wire/pages.md).
+pub(crate) async fn incremental_copy_from_remote(
+    ctx: &RequestContext,
+    header: &str,
+    url: reqwest::Url,
+) -> Result<HttpResponse, ApiError> {
+    use stowage_blobstore::Error as E;
+    let h = ctx.headers();
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Create)?;
+    let lease_id = h.lease_id()?;
+    let authorization = h.get("x-ms-copy-source-authorization")?;
+    let (account, container, blob) = (ctx.account().to_owned(), ctx.container()?, ctx.blob()?);
+    let snapshot = url
+        .query_pairs()
+        .find(|(k, _)| k == "snapshot")
+        .map(|(_, v)| v.into_owned());
+    let Some(source_snapshot) = snapshot else {
+        return Err(E::IncrementalCopySourceMustBeSnapshot.into());
+    };
+    let fetcher = &ctx.state.fetcher;
+    // The whole answer's headers say what the snapshot is; its body is
+    // dropped unread.
+    let opened = fetcher.open(url.clone(), None, authorization).await?;
+    let (headers, length) = (opened.headers, opened.length);
+    drop(opened.body);
+    let CopiedType::Page { sequence_number } = source_kind(&headers, length) else {
+        return Err(E::InvalidSourceBlobType.into());
+    };
+    let mut identity = url.clone();
+    identity.set_query(None);
+    identity.set_fragment(None);
+    let identity = identity.to_string();
+    let store = ctx.store();
+    let state = store
+        .incremental_copy_state(&account, &container, &blob, &identity)
+        .await?;
+    // The changes since the last copy when the source answers them, else
+    // everything.
+    let mut since = None;
+    let mut plan = None;
+    if let Some(state) = &state
+        && let Some(diff) =
+            source_page_list(fetcher, &url, authorization, Some(&state.source_snapshot)).await
+        && let (Some(pages), Some(clears)) = (
+            sparse_ranges(diff.pages, length),
+            sparse_ranges(diff.clears, length),
+        )
+    {
+        since = Some(state.destination_snapshot.clone());
+        plan = Some((pages, clears));
+    }
+    let (pages, cleared) = match plan {
+        Some(p) => p,
+        None => {
+            let pages = source_page_ranges(fetcher, &url, authorization, length)
+                .await
+                .unwrap_or_else(|| {
+                    std::iter::once(0..length)
+                        .filter(|r| !r.is_empty())
+                        .collect()
+                });
+            (pages, Vec::new())
+        }
+    };
+    let fetched = pages.iter().map(|r| r.end - r.start).sum();
+    let body = ranged_body(
+        fetcher.clone(),
+        url,
+        pages.clone(),
+        authorization.map(str::to_owned),
+        source_etag(&headers),
+    );
+    let bytes = store
+        .write_copied_bytes(body, fetched, None)
+        .await
+        .map_err(|e| match e {
+            // The source failed in the middle: as a source that refuses.
+            E::Body(_) | E::BodyLengthMismatch { .. } => ApiError::Store(E::CannotVerifyCopySource),
+            other => ApiError::Store(other),
+        })?
+        .at_page_ranges(pages)?;
+    let input = stowage_blobstore::RemoteIncrementalCopyInput {
+        account,
+        container,
+        blob,
+        source: identity,
+        source_snapshot,
+        source_header: header.to_owned(),
+        size: length,
+        sequence_number,
+        content: source_content(&headers),
+        metadata: source_metadata(&headers),
+        since,
+        cleared,
+        conditions,
+        lease_id,
+    };
+    let out = store.incremental_copy_from_remote(input, bytes).await?;
+    let mut b = HttpResponse::Accepted();
+    response::version(&mut b, &out.version);
+    b.insert_header(("x-ms-copy-id", out.copy_id));
+    b.insert_header(("x-ms-copy-status", "success"));
+    Ok(b.finish())
 }
 
 /// The ranges of a page list as a copy reads them: in order, whole pages,

@@ -30,17 +30,25 @@ pub(crate) fn page_list(ranges: &[PageRangeItem], next_marker: Option<&str>) -> 
     w.finish_document()
 }
 
-/// Reads a `PageList` answered by another host (the source of a copy):
-/// the `<PageRange>` elements as ranges with exclusive ends, in document
-/// order (`<ClearRange>`s are skipped), and the `<NextMarker>` when there
-/// is one. `None` when the document is not such a list.
-pub(crate) fn parse_page_list(body: &[u8]) -> Option<(Vec<Range<u64>>, Option<String>)> {
+/// A `PageList` another host answered (the source of a copy).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct SourcePageList {
+    /// The `<PageRange>`s, ends exclusive, in document order.
+    pub pages: Vec<Range<u64>>,
+    /// The `<ClearRange>`s (a diff), likewise.
+    pub clears: Vec<Range<u64>>,
+    /// `<NextMarker>`, when the list goes on.
+    pub next_marker: Option<String>,
+}
+
+/// Reads a `PageList` answered by another host. `None` when the document
+/// is not such a list.
+pub(crate) fn parse_page_list(body: &[u8]) -> Option<SourcePageList> {
     let mut reader = Reader::from_reader(body);
     let mut buf = Vec::new();
     let mut path: Vec<Vec<u8>> = Vec::new();
     let (mut start, mut end) = (None, None);
-    let mut ranges = Vec::new();
-    let mut marker = None;
+    let mut list = SourcePageList::default();
     let mut seen_root = false;
     loop {
         match reader.read_event_into(&mut buf).ok()? {
@@ -50,27 +58,38 @@ pub(crate) fn parse_page_list(body: &[u8]) -> Option<(Vec<Range<u64>>, Option<St
                     return None;
                 }
                 seen_root = true;
-                if name == b"PageRange" {
+                if name == b"PageRange" || name == b"ClearRange" {
                     (start, end) = (None, None);
                 }
                 path.push(name);
             }
-            Event::End(_) if path.pop().as_deref() == Some(b"PageRange") => {
-                let (s, e): (u64, u64) = (start?, end?);
-                if e < s {
-                    return None;
+            Event::End(_) => {
+                let into = match path.pop().as_deref() {
+                    Some(b"PageRange") => Some(&mut list.pages),
+                    Some(b"ClearRange") => Some(&mut list.clears),
+                    _ => None,
+                };
+                if let Some(into) = into {
+                    let (s, e): (u64, u64) = (start?, end?);
+                    if e < s {
+                        return None;
+                    }
+                    into.push(s..e + 1);
                 }
-                ranges.push(s..e + 1);
             }
             Event::Text(t) => {
                 let text = t.decode().ok()?;
                 let text = text.trim();
                 let parent = path.len().checked_sub(2).map(|i| path[i].as_slice());
                 match (parent, path.last().map(Vec::as_slice)) {
-                    (Some(b"PageRange"), Some(b"Start")) => start = Some(text.parse().ok()?),
-                    (Some(b"PageRange"), Some(b"End")) => end = Some(text.parse().ok()?),
+                    (Some(b"PageRange" | b"ClearRange"), Some(b"Start")) => {
+                        start = Some(text.parse().ok()?);
+                    }
+                    (Some(b"PageRange" | b"ClearRange"), Some(b"End")) => {
+                        end = Some(text.parse().ok()?);
+                    }
                     (Some(b"PageList"), Some(b"NextMarker")) if !text.is_empty() => {
-                        marker = Some(text.to_owned());
+                        list.next_marker = Some(text.to_owned());
                     }
                     _ => {}
                 }
@@ -87,7 +106,7 @@ pub(crate) fn parse_page_list(body: &[u8]) -> Option<(Vec<Range<u64>>, Option<St
         }
         buf.clear();
     }
-    Some((ranges, marker))
+    Some(list)
 }
 
 #[cfg(test)]
@@ -101,11 +120,19 @@ mod tests {
         };
         let range =
             |s: u64, e: u64| format!("<PageRange><Start>{s}</Start><End>{e}</End></PageRange>");
+        let list = |pages: &[(u64, u64)], clears: &[(u64, u64)], marker: Option<&str>| {
+            let ranges = |r: &[(u64, u64)]| r.iter().map(|&(s, e)| s..e).collect();
+            Some(SourcePageList {
+                pages: ranges(pages),
+                clears: ranges(clears),
+                next_marker: marker.map(str::to_owned),
+            })
+        };
         let cases = [
-            (doc(""), Some((vec![], None))),
+            (doc(""), list(&[], &[], None)),
             (
                 doc(&format!("{}{}", range(0, 511), range(1024, 2047))),
-                Some((vec![0..512, 1024..2048], None)),
+                list(&[(0, 512), (1024, 2048)], &[], None),
             ),
             (
                 doc(&format!(
@@ -113,13 +140,13 @@ mod tests {
                      <NextMarker>p2048</NextMarker>",
                     range(0, 511)
                 )),
-                Some((std::iter::once(0..512).collect(), Some("p2048".to_owned()))),
+                list(&[(0, 512)], &[(512, 1024)], Some("p2048")),
             ),
             (
                 doc(
                     "<PageRange>\n  <Start>0</Start>\n  <End>511</End>\n</PageRange><NextMarker />",
                 ),
-                Some((std::iter::once(0..512).collect(), None)),
+                list(&[(0, 512)], &[], None),
             ),
             (doc("<PageRange><Start>0</Start></PageRange>"), None),
             (
@@ -128,7 +155,7 @@ mod tests {
             ),
             (doc(&range(1024, 511)), None),
             ("<BlockList></BlockList>".to_owned(), None),
-            ("<PageList/>".to_owned(), Some((vec![], None))),
+            ("<PageList/>".to_owned(), list(&[], &[], None)),
             (String::new(), None),
             ("<PageList><PageRange>".to_owned(), None),
         ];
