@@ -610,6 +610,55 @@ def test_append_block_from_url_from_another_server(container, source_container):
     assert dst.download_blob().readall() == data + data[10:15]
 
 
+def test_large_from_url_writes_are_hashed_as_they_are_written(container, source_container):
+    """Sources past 256 KiB go through the copy writer, which computes the
+    MD5 and CRC64 while it writes: the answers carry them, and a wrong
+    x-ms-source-content-md5 is refused with nothing kept."""
+    data = os.urandom(3 * 1024 * 1024 + 100)
+    src = source_container.get_blob_client("big")
+    src.upload_blob(data)
+    url = sas_url(src)
+    md5 = hashlib.md5(data).digest()
+
+    dst = container.get_blob_client("put")
+    result = dst.upload_blob_from_url(url, source_content_md5=md5)
+    assert bytes(result["content_md5"]) == md5
+    assert dst.download_blob().readall() == data
+    with pytest.raises(HttpResponseError) as info:
+        container.get_blob_client("wrong").upload_blob_from_url(
+            url, source_content_md5=hashlib.md5(b"other").digest()
+        )
+    assert (info.value.status_code, info.value.error_code) == (400, "Md5Mismatch")
+    with pytest.raises(ResourceNotFoundError):
+        container.get_blob_client("wrong").get_blob_properties()
+
+    block = container.get_blob_client("block")
+    part = data[1000 : 1000 + 2 * 1024 * 1024]
+    staged = block.stage_block_from_url(
+        "b1", url, source_offset=1000, source_length=len(part),
+        source_content_md5=hashlib.md5(part).digest(),
+    )
+    assert bytes(staged["content_md5"]) == hashlib.md5(part).digest()
+    block.commit_block_list([BlobBlock("b1")])
+    assert block.download_blob().readall() == part
+
+    log = container.get_blob_client("log")
+    log.create_append_blob()
+    chunk = data[: 1024 * 1024]
+    appended = log.append_block_from_url(
+        url, source_offset=0, source_length=len(chunk),
+        source_content_md5=hashlib.md5(chunk).digest(),
+    )
+    assert bytes(appended["content_md5"]) == hashlib.md5(chunk).digest()
+    assert log.download_blob().readall() == chunk
+
+    copied = container.get_blob_client("copied")
+    copy = copied.start_copy_from_url(url, requires_sync=True)
+    assert copy["copy_status"] == "success"
+    assert bytes(copied.get_blob_properties().content_settings.content_md5) == md5
+    assert copied.download_blob().readall() == data
+
+
 def test_a_copy_interrupted_by_kill_ends_failed_after_restart(tmp_path_factory, http_source):
     server, data_dir = _start_server(tmp_path_factory, "killed")
     try:

@@ -420,7 +420,11 @@ impl Store {
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
-        let written = self.inner.extents.write(body, input.size).await?;
+        let written = self
+            .inner
+            .extents
+            .write_copy(body, input.size, None)
+            .await?;
         let now = self.now();
         let store = self.clone();
         let (extent, inline) = (written.id.clone(), written.inline.clone());
