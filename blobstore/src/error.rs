@@ -165,6 +165,14 @@ pub enum Error {
         "Permanent delete is not allowed for this blob or its account's delete retention policy."
     )]
     PermanentDeleteNotAllowed,
+    /// `deletetype=permanent` on a snapshot or previous version that is not
+    /// soft-deleted: only soft-deleted ones are deleted permanently.
+    #[error("The specified snapshot or version is not soft-deleted.")]
+    NotSoftDeleted,
+    /// Delete Blob with `versionid=` naming the current version: the
+    /// current version is deleted through the blob itself.
+    #[error("The specified operation is not allowed on root blob.")]
+    OperationNotAllowedOnRootBlob,
     /// The metadata database failed.
     #[error("metadata database: {0}")]
     Db(#[from] rusqlite::Error),

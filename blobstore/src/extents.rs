@@ -115,6 +115,16 @@ pub(crate) fn check_crc64(expected: Option<u64>, computed: u64) -> Result<()> {
     }
 }
 
+/// Which writer a write's bytes go through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writer {
+    /// A request body: [`Extents::write`].
+    Body,
+    /// The bytes of a copy (the From-URL writes): [`Extents::write_copy`],
+    /// hashed as they are written.
+    Copy,
+}
+
 /// The extent store: a thin layer over an [`ObjectStore`].
 #[derive(Clone, Debug)]
 pub(crate) struct Extents {
@@ -376,15 +386,32 @@ impl Extents {
         })
     }
 
+    /// Streams `body` into a new extent with the writer `how` names.
+    pub(crate) async fn write_with<S>(
+        &self,
+        body: S,
+        declared: u64,
+        how: Writer,
+    ) -> Result<WrittenExtent>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        match how {
+            Writer::Body => self.write(body, declared).await,
+            Writer::Copy => self.write_copy(body, declared, None).await,
+        }
+    }
+
     /// Streams the bytes of a copy from another host into a new extent.
     ///
-    /// With `known_md5` (the source's `Content-MD5`, which the copy's
-    /// destination takes as it is, as the service's copies do) a large
-    /// copy is neither hashed nor cut into parts: it goes straight into
-    /// its file through [`crate::file_writer`], at the speed of the
-    /// network or the disk, whichever is slower. Without it, or on a
-    /// store that is not the local one, it is written as a request body
-    /// (MD5 computed).
+    /// A large copy to the server's own directory is neither cut into
+    /// parts nor passed through the object store: it goes straight into
+    /// its file through [`crate::file_writer`], at the speed of the network
+    /// or the disk, whichever is slower. With `known_md5` (the source's
+    /// `Content-MD5`, which an asynchronous copy's destination takes as it
+    /// is, as the service's copies do) the bytes are not hashed; without
+    /// it their MD5 and CRC64 are computed by the writer as it writes.
+    /// Small copies, and other stores, are written as a request body.
     pub(crate) async fn write_copy<S>(
         &self,
         body: S,
@@ -394,9 +421,7 @@ impl Extents {
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
-        let (Some(md5), Some((root, fsync)), true) =
-            (known_md5, &self.direct, declared > PART_SIZE as u64)
-        else {
+        let (Some((root, fsync)), true) = (&self.direct, declared > PART_SIZE as u64) else {
             let mut written = self.write(body, declared).await?;
             if let Some(md5) = known_md5 {
                 written.md5 = md5;
@@ -407,19 +432,26 @@ impl Extents {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let dest =
             local_file(root, &id).ok_or_else(|| Error::Io(std::io::Error::other("extent id")))?;
+        let hash = known_md5.is_none();
         let out = self
             .timed(
                 ObjectCall::CompleteMultipart,
-                crate::file_writer::write_file(dest, body, declared, *fsync),
+                crate::file_writer::write_file(dest, body, declared, *fsync, hash),
             )
             .await;
-        self.space.observe(out)?;
+        let hashes = self.space.observe(out)?;
+        let (md5, crc64) = match (known_md5, hashes) {
+            // Not kept for a copy that takes its source's MD5: such a
+            // destination has no CRC64 of its own.
+            (Some(md5), _) => (md5, 0),
+            (None, Some(h)) => h,
+            (None, None) => return Err(Error::Io(std::io::Error::other("no digest"))),
+        };
         Ok(WrittenExtent {
             id: Some(id),
             len: declared,
             md5,
-            // Not kept for a copy: the destination has no CRC64 of its own.
-            crc64: 0,
+            crc64,
             inline: None,
         })
     }

@@ -13,15 +13,24 @@
 //! or absent after a crash. The staging file's name has a `#`, so the
 //! start-up sweep removes it if the server dies first. A file system that
 //! refuses direct IO gets ordinary writes.
+//!
+//! When the bytes must be hashed (a copy whose source states no MD5, the
+//! From-URL writes), a third stage does it: the writing thread passes each
+//! buffer it wrote to a hashing thread, which adds it to the MD5 and the
+//! CRC64 and only then frees it. Receiving, writing and hashing overlap,
+//! each on its own buffer, and the bytes are read once, from the buffers,
+//! never again from the file.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
+use md5::{Digest, Md5};
 use rustix::fs::OFlags;
 use tokio::sync::mpsc;
 
+use crate::hashing::Crc64;
 use crate::{Error, Result};
 
 /// The size of a buffer (a multiple of [`ALIGN`]).
@@ -63,9 +72,13 @@ impl Aligned {
     }
 }
 
+/// The MD5 and CRC64 of the bytes a [`write_file`] wrote.
+pub(crate) type Hashes = ([u8; 16], u64);
+
 /// Streams exactly `declared` bytes of `body` into `dest` (its directory
 /// is created when missing), durably when `fsync`. Nothing is left at
-/// `dest` on failure; the staging file is removed.
+/// `dest` on failure; the staging file is removed. With `hash`, returns
+/// the MD5 and CRC64 of the bytes, computed as they are written.
 ///
 /// # Errors
 /// `Body` when the body fails, `BodyLengthMismatch` when it has another
@@ -75,14 +88,28 @@ pub(crate) async fn write_file<S>(
     mut body: S,
     declared: u64,
     fsync: bool,
-) -> Result<()>
+    hash: bool,
+) -> Result<Option<Hashes>>
 where
     S: Stream<Item = std::io::Result<Bytes>> + Unpin,
 {
     let (full, to_write) = mpsc::channel::<Aligned>(BUFFERS);
     let (give_back, mut free) = mpsc::channel::<Aligned>(BUFFERS);
+    // Written buffers go to the hashing thread, which frees them; without
+    // hashing the writer frees them itself.
+    let (after_write, hasher) = match hash {
+        true => {
+            let (to_hash, hashing) = mpsc::channel::<Aligned>(BUFFERS);
+            let hasher = std::thread::Builder::new()
+                .name("stowage-copy-hash".into())
+                .spawn(move || hash_buffers(hashing, give_back))
+                .map_err(Error::Io)?;
+            (to_hash, Some(hasher))
+        }
+        false => (give_back, None),
+    };
     let writer =
-        tokio::task::spawn_blocking(move || write_buffers(&dest, to_write, give_back, fsync));
+        tokio::task::spawn_blocking(move || write_buffers(&dest, to_write, after_write, fsync));
     let received: Result<()> = async {
         let mut len = 0u64;
         let mut made = 1;
@@ -140,16 +167,41 @@ where
     let written = writer
         .await
         .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+    // The writer is done, so the hasher has every buffer it will get.
+    let hashes = match hasher {
+        Some(h) => Some(
+            tokio::task::spawn_blocking(move || h.join())
+                .await
+                .map_err(|e| Error::Io(std::io::Error::other(e)))?
+                .map_err(|_| Error::Io(std::io::Error::other("the hashing thread failed")))?,
+        ),
+        None => None,
+    };
     received?;
     let publish = written.map_err(Error::Io)?;
     if !complete {
         // Dropped unpublished: the staging file is removed.
-        return Ok(());
+        return Ok(None);
     }
     tokio::task::spawn_blocking(publish)
         .await
         .map_err(|e| Error::Io(std::io::Error::other(e)))?
-        .map_err(Error::Io)
+        .map_err(Error::Io)?;
+    Ok(hashes)
+}
+
+/// The hashing thread: adds each written buffer to the MD5 and CRC64, in
+/// the order written, then frees it. Ends when the writer is done.
+fn hash_buffers(mut written: mpsc::Receiver<Aligned>, give_back: mpsc::Sender<Aligned>) -> Hashes {
+    let mut md5 = Md5::new();
+    let mut crc64 = Crc64::new();
+    while let Some(buffer) = written.blocking_recv() {
+        md5.update(buffer.bytes());
+        crc64.update(buffer.bytes());
+        // Gone only when the receiving side stopped.
+        let _ = give_back.blocking_send(buffer);
+    }
+    (md5.finalize().into(), crc64.finish())
 }
 
 /// Publishes a written staging file (fsync, rename, fsync of the
@@ -306,10 +358,20 @@ mod tests {
             if fails {
                 items.push(Err(std::io::Error::other("reset")));
             }
-            let got = write_file(dest.clone(), futures::stream::iter(items), declared, true).await;
+            let hash = i % 2 == 0;
+            let got = write_file(
+                dest.clone(),
+                futures::stream::iter(items),
+                declared,
+                true,
+                hash,
+            )
+            .await;
             assert_eq!(got.is_ok(), written, "case {i}: {got:?}");
             if written {
                 assert!(std::fs::read(&dest).unwrap() == all, "case {i}");
+                let want = hash.then(|| (Md5::digest(&all).into(), Crc64::of(&all)));
+                assert_eq!(got.unwrap(), want, "case {i}");
             } else {
                 assert!(!dest.exists(), "case {i}");
             }

@@ -299,3 +299,131 @@ async fn a_restart_ends_a_pending_copy_as_failed() {
     assert_eq!((p.size, copy.status_str()), (0, "failed"));
     assert_eq!(copy.description.as_deref(), Some(INTERRUPTED_COPY));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_destination_is_removed_before_the_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let store = open(dir.path(), clock.clone()).await;
+    create_container(&store, "rcopy").await;
+    let expiring = |b: &str| SetBlobExpiryInput {
+        account: ACCOUNT.to_owned(),
+        container: container("rcopy"),
+        blob: blob(b),
+        option: ExpiryOption::RelativeToNow(std::time::Duration::from_secs(60)),
+        lease_id: None,
+    };
+    let new_only = |b: &str, size| {
+        let mut input = copy_input("rcopy", b, size);
+        input.conditions.if_none_match = Some(EtagMatch::Any);
+        input
+    };
+    for b in ["async", "sync"] {
+        put(&store, "rcopy", b, b"old").await;
+        store.set_blob_expiry(expiring(b)).await.unwrap();
+        // Before its time the blob is there: a copy meant for a new blob
+        // is refused.
+        let refused = store.begin_remote_copy(new_only(b, 3)).await;
+        assert!(matches!(refused, Err(Error::Condition(_))), "{refused:?}");
+    }
+    clock.advance(std::time::Duration::from_secs(60));
+
+    let (_, job) = store.begin_remote_copy(new_only("async", 3)).await.unwrap();
+    let bytes = store
+        .write_copied_bytes(body(b"new"), 3, None)
+        .await
+        .unwrap();
+    assert!(store.complete_remote_copy(&job, bytes).await.unwrap());
+    store
+        .copy_blob_from_stream(new_only("sync", 3), body(b"new"))
+        .await
+        .unwrap();
+    for b in ["async", "sync"] {
+        let (p, copy) = copy_of(&store, "rcopy", b).await;
+        assert_eq!(copy.status_str(), "success", "{b}");
+        assert_eq!(p.expires_on, None, "{b}: the copy does not expire");
+        assert_eq!(get(&store, "rcopy", b).await, b"new", "{b}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_blob_copied_by_ranges_keeps_its_empty_pages_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
+    create_container(&store, "rcopy").await;
+    let page = CopiedType::Page { sequence_number: 0 };
+    let size = 4 * 1024 * 1024;
+    // (blob, ranges): small and large extents, no ranges at all.
+    let cases: [(&str, Vec<std::ops::Range<u64>>); 3] = [
+        ("small", vec![0..512, 4096..5120]),
+        ("large", vec![512..1024, 1024 * 1024..3 * 1024 * 1024]),
+        ("empty", vec![]),
+    ];
+    for (name, ranges) in cases {
+        let input = RemoteCopyInput {
+            kind: page,
+            ..copy_input("rcopy", name, size)
+        };
+        let (_, job) = store.begin_remote_copy(input).await.unwrap();
+        let fetched: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let data: Vec<u8> = (0..fetched).map(|i| (i % 251) as u8 + 1).collect();
+        let bytes = store
+            .write_copied_bytes(body(&data), fetched, None)
+            .await
+            .unwrap()
+            .at_page_ranges(ranges.clone())
+            .unwrap();
+        assert!(store.complete_remote_copy(&job, bytes).await.unwrap());
+        let (p, copy) = copy_of(&store, "rcopy", name).await;
+        assert_eq!((p.size, copy.status_str()), (size, "success"), "{name}");
+        assert_eq!(p.content.content_md5, None, "{name}: no MD5 of the blob");
+        let listed = store
+            .get_page_ranges(GetPageRangesInput {
+                account: ACCOUNT.to_owned(),
+                container: container("rcopy"),
+                blob: blob(name),
+                snapshot: None,
+                range: None,
+                prev_snapshot: None,
+                conditions: Conditions::default(),
+                lease_id: None,
+                max_results: None,
+                marker: None,
+            })
+            .await
+            .unwrap();
+        let got: Vec<_> = listed.ranges.iter().map(|r| r.range.clone()).collect();
+        assert_eq!(got, ranges, "{name}");
+        // The blob reads as the ranges' bytes in place, zeros elsewhere.
+        let mut want = vec![0u8; size as usize];
+        let mut at = 0;
+        for r in &ranges {
+            let n = (r.end - r.start) as usize;
+            want[r.start as usize..r.end as usize].copy_from_slice(&data[at..at + n]);
+            at += n;
+        }
+        assert!(get(&store, "rcopy", name).await == want, "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_ranges_must_be_ordered_whole_pages_adding_up_to_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Arc::new(ManualClock::new(epoch()))).await;
+    let cases: [(Vec<std::ops::Range<u64>>, bool); 6] = [
+        (vec![0..512, 1024..1536], true),
+        (vec![1024..1536, 0..512], false),
+        (vec![0..1024, 512..1024], false),
+        (vec![0..500, 1024..1560], false),
+        (std::iter::once(0..512).collect(), false),
+        (vec![0..512, 512..512, 1024..1536], false),
+    ];
+    for (ranges, ok) in cases {
+        let bytes = store
+            .write_copied_bytes(body(&[1u8; 1024]), 1024, None)
+            .await
+            .unwrap();
+        let got = bytes.at_page_ranges(ranges.clone());
+        assert_eq!(got.is_ok(), ok, "{ranges:?}");
+    }
+}

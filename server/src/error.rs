@@ -629,11 +629,25 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
         StoreError::BodyLengthMismatch { .. } | StoreError::Body(_) => {
             answer(400, "InvalidInput", "One of the request inputs is not valid.")
         }
-        // (unverified) the service's code for a refused permanent delete.
+        // 409 as the Delete Blob reference says; (unverified) the code, for
+        // a policy without AllowPermanentDelete or no snapshot or version.
         StoreError::PermanentDeleteNotAllowed => answer(
             409,
             "OperationNotAllowed",
             "Permanent delete is not allowed for this blob or by the account's delete retention policy.",
+        ),
+        // The code answered for a version that is not soft-deleted, as
+        // recorded against the service in public scripts.
+        StoreError::NotSoftDeleted => answer(
+            409,
+            "BlobSnapshotNotSoftDeleted",
+            "The specified snapshot or version is not soft-deleted.",
+        ),
+        // As recorded in the Azure SDK for JavaScript's versioning tests.
+        StoreError::OperationNotAllowedOnRootBlob => answer(
+            403,
+            "OperationNotAllowedOnRootBlob",
+            "The specified operation is not allowed on root blob.",
         ),
         StoreError::InvalidPageRange => answer(
             416,

@@ -38,6 +38,10 @@ pub struct FetchConfig {
     pub max_copies: usize,
 }
 
+/// `x-ms-version` of the documents the fetcher reads (Get Page Ranges of a
+/// page blob source): a version whose page lists may carry `NextMarker`.
+const DOCUMENT_VERSION: &str = "2021-08-06";
+
 /// The default of [`FetchConfig::max_copies`].
 pub const DEFAULT_MAX_COPIES: usize = 8;
 
@@ -148,6 +152,19 @@ impl Fetcher {
         range: Option<ByteRange>,
         authorization: Option<&str>,
     ) -> Result<Opened, ApiError> {
+        self.open_if_match(url, range, authorization, None).await
+    }
+
+    /// [`Fetcher::open`], sending `If-Match: if_match` when given: the
+    /// reads after the first of a copy made of several ask for the version
+    /// the first one saw.
+    pub(crate) async fn open_if_match(
+        &self,
+        url: reqwest::Url,
+        range: Option<ByteRange>,
+        authorization: Option<&str>,
+        if_match: Option<&str>,
+    ) -> Result<Opened, ApiError> {
         let permit = self
             .permits
             .clone()
@@ -160,6 +177,9 @@ impl Fetcher {
         }
         if let Some(auth) = authorization {
             req = req.header("authorization", auth);
+        }
+        if let Some(etag) = if_match {
+            req = req.header("if-match", format!("\"{etag}\""));
         }
         let resp = req.send().await.map_err(|e| {
             tracing::debug!("copy source unreachable: {e}");
@@ -224,6 +244,39 @@ impl Fetcher {
             headers,
             body,
         })
+    }
+
+    /// GETs a small document at `url` (an answer of at most `max` bytes,
+    /// with or without a stated length) with `x-ms-version` set, as the
+    /// Blob service's XML answers need. Holds no permit: it is read whole
+    /// at once. `None` when the source refuses, cannot be reached, or
+    /// answers more than `max` bytes.
+    pub(crate) async fn get_document(
+        &self,
+        url: reqwest::Url,
+        authorization: Option<&str>,
+        max: usize,
+    ) -> Option<Bytes> {
+        let mut req = self
+            .client
+            .get(url)
+            .header("x-ms-version", DOCUMENT_VERSION);
+        if let Some(auth) = authorization {
+            req = req.header("authorization", auth);
+        }
+        let resp = req.send().await.ok()?;
+        if resp.status() != reqwest::StatusCode::OK {
+            return None;
+        }
+        let mut body = resp.bytes_stream();
+        let mut out = bytes::BytesMut::new();
+        while let Some(chunk) = body.next().await {
+            out.extend_from_slice(&chunk.ok()?);
+            if out.len() > max {
+                return None;
+            }
+        }
+        Some(out.freeze())
     }
 
     /// Registers the running copy `copy_id`; the token is cancelled by

@@ -38,16 +38,104 @@ STALL_SENT = 64 * 1024
 STALL_TOTAL = 1024 * 1024
 # How long a test waits for a background copy to reach a state.
 WAIT_SECONDS = 30
+# The sparse page blob the plain HTTP source serves: 1 MiB, two ranges.
+PAGES_SIZE = 1024 * 1024
+PAGES_RANGES = [(4096, 8191), (512 * 1024, 512 * 1024 + 64 * 1024 - 1)]
+PAGES = bytearray(PAGES_SIZE)
+for _start, _end in PAGES_RANGES:
+    PAGES[_start : _end + 1] = DATA[: _end + 1 - _start]
+PAGES = bytes(PAGES)
+# The snapshots of a page blob the plain HTTP source serves as /vhd.bin:
+# the second adds a page at 8192 and clears the range at 4096.
+VHD_SNAPSHOTS = ["2024-01-01T00:00:00.0000000Z", "2024-01-02T00:00:00.0000000Z"]
+VHD_SECOND = bytearray(PAGES)
+VHD_SECOND[4096:8192] = bytes(4096)
+VHD_SECOND[8192:8704] = b"\x09" * 512
+VHD = {
+    VHD_SNAPSHOTS[0]: (PAGES, PAGES_RANGES),
+    VHD_SNAPSHOTS[1]: (bytes(VHD_SECOND), [(8192, 8703), PAGES_RANGES[1]]),
+}
+VHD_DIFF = ([(8192, 8703)], [(4096, 8191)])
 
 
 class _Source(http.server.BaseHTTPRequestHandler):
     release = threading.Event()
+    # The Range headers of the reads of /pages.bin, in order.
+    page_reads = []
+    # The ranged reads of /vhd.bin.
+    vhd_reads = []
 
     def log_message(self, *args):
         pass
 
+    def _pages(self):
+        if "comp=pagelist" in self.path:
+            body = "".join(
+                f"<PageRange><Start>{s}</Start><End>{e}</End></PageRange>" for s, e in PAGES_RANGES
+            )
+            body = f'<?xml version="1.0" encoding="utf-8"?><PageList>{body}</PageList>'.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        wanted = self.headers.get("Range")
+        _Source.page_reads.append(wanted)
+        start, end = 0, PAGES_SIZE - 1
+        if wanted:
+            start, end = (int(x) for x in wanted.removeprefix("bytes=").split("-"))
+        self.send_response(206 if wanted else 200)
+        self.send_header("Content-Length", str(end + 1 - start))
+        self.send_header("x-ms-blob-type", "PageBlob")
+        self.send_header("ETag", DATA_ETAG)
+        self.end_headers()
+        try:
+            self.wfile.write(PAGES[start : end + 1])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the whole-blob answer is dropped unread
+
+    def _vhd(self):
+        from urllib.parse import parse_qs, urlparse
+
+        query = {k: v[0] for k, v in parse_qs(urlparse(self.path).query).items()}
+        data, ranges = VHD[query["snapshot"]]
+        if query.get("comp") == "pagelist":
+            pages, clears = (ranges, []) if "prevsnapshot" not in query else VHD_DIFF
+            body = "".join(
+                f"<PageRange><Start>{s}</Start><End>{e}</End></PageRange>" for s, e in pages
+            ) + "".join(
+                f"<ClearRange><Start>{s}</Start><End>{e}</End></ClearRange>" for s, e in clears
+            )
+            body = f"<?xml version='1.0' encoding='utf-8'?><PageList>{body}</PageList>".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        wanted = self.headers.get("Range")
+        if wanted:
+            _Source.vhd_reads.append(wanted)
+        start, end = 0, len(data) - 1
+        if wanted:
+            start, end = (int(x) for x in wanted.removeprefix("bytes=").split("-"))
+        self.send_response(206 if wanted else 200)
+        self.send_header("Content-Length", str(end + 1 - start))
+        self.send_header("x-ms-blob-type", "PageBlob")
+        self.send_header("x-ms-blob-sequence-number", "4")
+        self.send_header("ETag", f'"{query["snapshot"]}"')
+        self.end_headers()
+        try:
+            self.wfile.write(data[start : end + 1])
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
     def do_GET(self):
-        if self.path.startswith("/data.bin"):
+        if self.path.startswith("/vhd.bin"):
+            self._vhd()
+        elif self.path.startswith("/pages.bin"):
+            self._pages()
+        elif self.path.startswith("/data.bin"):
             self.send_response(200)
             self.send_header("Content-Length", str(len(DATA)))
             self.send_header("Content-Type", "application/x-test")
@@ -211,6 +299,8 @@ def test_a_page_or_append_blob_source_keeps_its_type(container, source_container
     want = bytearray(4096)
     want[1024:1536] = b"\x05" * 512
     assert dst.download_blob().readall() == bytes(want)
+    # The copy has the source's page ranges, not one range over the blob.
+    assert dst.get_page_ranges() == ([{"start": 1024, "end": 1535}], [])
     dst.upload_page(b"\x01" * 512, offset=0, length=512)
 
     log = source_container.get_blob_client("log")
@@ -231,6 +321,120 @@ def test_a_page_or_append_blob_source_keeps_its_type(container, source_container
     with pytest.raises(HttpResponseError) as e:
         block.start_copy_from_url(sas_url(pages))
     assert (e.value.status_code, e.value.error_code) == (409, "InvalidBlobType")
+
+
+def test_a_sparse_page_blob_copies_its_ranges_only(container, source_container):
+    pages = source_container.get_blob_client("sparse")
+    pages.create_page_blob(size=8 * 1024 * 1024)
+    written = {}
+    for offset, length in [(0, 512), (1024 * 1024, 256 * 1024), (7 * 1024 * 1024, 4096)]:
+        data = os.urandom(length)
+        pages.upload_page(data, offset=offset, length=length)
+        written[offset] = data
+    pages.clear_page(offset=1024 * 1024 + 4096, length=4096)
+    source_ranges = pages.get_page_ranges()
+    dst = container.get_blob_client("sparse-copy")
+    dst.start_copy_from_url(sas_url(pages))
+    props = wait_for_end(dst)
+    assert props.copy.status == "success", props.copy.status_description
+    assert props.size == 8 * 1024 * 1024
+    assert dst.get_page_ranges() == source_ranges
+    assert dst.download_blob().readall() == pages.download_blob().readall()
+    # A snapshot of the source is copied by its ranges too.
+    snapshot = pages.create_snapshot()["snapshot"]
+    pages.upload_page(b"\x07" * 512, offset=512, length=512)
+    snap = source_container.get_blob_client("sparse", snapshot=snapshot)
+    dst.start_copy_from_url(sas_url(pages).replace("?", f"?snapshot={snapshot}&", 1))
+    props = wait_for_end(dst)
+    assert props.copy.status == "success", props.copy.status_description
+    assert dst.get_page_ranges() == source_ranges
+    assert dst.download_blob().readall() == snap.download_blob().readall()
+
+
+def test_a_page_blob_source_is_read_by_its_ranges(container, http_source):
+    _Source.page_reads.clear()
+    dst = container.get_blob_client("from-http")
+    dst.start_copy_from_url(f"{http_source}/pages.bin")
+    props = wait_for_end(dst)
+    assert props.copy.status == "success", props.copy.status_description
+    assert (props.blob_type, props.size) == ("PageBlob", PAGES_SIZE)
+    ranges, _ = dst.get_page_ranges()
+    assert [(r["start"], r["end"]) for r in ranges] == PAGES_RANGES
+    assert dst.download_blob().readall() == PAGES
+    # The first read learns the type; the bytes come from ranged reads.
+    assert _Source.page_reads == [None] + [f"bytes={s}-{e}" for s, e in PAGES_RANGES]
+
+
+def _ranges(blob):
+    pages, _ = blob.get_page_ranges()
+    return [(r["start"], r["end"]) for r in pages]
+
+
+def test_an_incremental_copy_from_another_server(container, source_container):
+    src = source_container.get_blob_client("disk")
+    src.create_page_blob(size=4 * 1024 * 1024, sequence_number=6)
+    src.upload_page(os.urandom(512), offset=0, length=512)
+    src.upload_page(os.urandom(64 * 1024), offset=1024 * 1024, length=64 * 1024)
+    first = src.create_snapshot()["snapshot"]
+    token = sas_url(src).split("?", 1)[1]
+
+    def url(snapshot):
+        return f"{src.url}?snapshot={snapshot}&{token}"
+
+    dst = container.get_blob_client("disk-backup")
+    copied = dst.start_copy_from_url(url(first), incremental_copy=True)
+    assert copied["copy_status"] == "success"
+    props = dst.get_blob_properties()
+    assert (props.blob_type, props.size, props.page_blob_sequence_number) == (
+        "PageBlob", 4 * 1024 * 1024, 6,
+    )
+    assert props.copy.incremental_copy
+    backup = container.get_blob_client("disk-backup", snapshot=props.copy.destination_snapshot)
+    source = source_container.get_blob_client("disk", snapshot=first)
+    assert _ranges(backup) == _ranges(source)
+    assert backup.download_blob().readall() == source.download_blob().readall()
+
+    # Changes: a new page, a cleared range; the next copy brings them.
+    src.upload_page(b"\x03" * 4096, offset=2 * 1024 * 1024, length=4096)
+    src.clear_page(offset=1024 * 1024, length=8192)
+    second = src.create_snapshot()["snapshot"]
+    dst.start_copy_from_url(url(second), incremental_copy=True)
+    props = dst.get_blob_properties()
+    backup = container.get_blob_client("disk-backup", snapshot=props.copy.destination_snapshot)
+    source = source_container.get_blob_client("disk", snapshot=second)
+    assert _ranges(backup) == _ranges(source)
+    assert backup.download_blob().readall() == source.download_blob().readall()
+
+    with pytest.raises(HttpResponseError) as e:
+        dst.start_copy_from_url(url(first), incremental_copy=True)
+    assert (e.value.status_code, e.value.error_code) == (
+        409, "IncrementalCopyOfEarlierVersionSnapshotNotAllowed",
+    )
+    with pytest.raises(HttpResponseError) as e:
+        dst.start_copy_from_url(sas_url(src), incremental_copy=True)
+    assert (e.value.status_code, e.value.error_code) == (409, "IncrementalCopySourceMustBeSnapshot")
+    block = source_container.get_blob_client("block")
+    block.upload_blob(b"x")
+    block_snapshot = block.create_snapshot()["snapshot"]
+    block_url = sas_url(block).replace("?", f"?snapshot={block_snapshot}&", 1)
+    with pytest.raises(HttpResponseError) as e:
+        container.get_blob_client("other").start_copy_from_url(block_url, incremental_copy=True)
+    assert (e.value.status_code, e.value.error_code) == (409, "InvalidSourceBlobType")
+
+
+def test_a_later_incremental_copy_fetches_only_the_changes(container, http_source):
+    _Source.vhd_reads.clear()
+    dst = container.get_blob_client("vhd-backup")
+    for snapshot in VHD_SNAPSHOTS:
+        url = f"{http_source}/vhd.bin?snapshot={snapshot}"
+        assert dst.start_copy_from_url(url, incremental_copy=True)["copy_status"] == "success"
+        props = dst.get_blob_properties()
+        backup = container.get_blob_client("vhd-backup", snapshot=props.copy.destination_snapshot)
+        data, ranges = VHD[snapshot]
+        assert _ranges(backup) == sorted(ranges)
+        assert backup.download_blob().readall() == data
+    first_reads = [f"bytes={s}-{e}" for s, e in PAGES_RANGES]
+    assert _Source.vhd_reads == first_reads + ["bytes=8192-8703"]
 
 
 def test_copy_with_metadata_keeps_the_requests(container, source_container):
@@ -404,6 +608,55 @@ def test_append_block_from_url_from_another_server(container, source_container):
     dst.append_block_from_url(url)
     dst.append_block_from_url(url, source_offset=10, source_length=5)
     assert dst.download_blob().readall() == data + data[10:15]
+
+
+def test_large_from_url_writes_are_hashed_as_they_are_written(container, source_container):
+    """Sources past 256 KiB go through the copy writer, which computes the
+    MD5 and CRC64 while it writes: the answers carry them, and a wrong
+    x-ms-source-content-md5 is refused with nothing kept."""
+    data = os.urandom(3 * 1024 * 1024 + 100)
+    src = source_container.get_blob_client("big")
+    src.upload_blob(data)
+    url = sas_url(src)
+    md5 = hashlib.md5(data).digest()
+
+    dst = container.get_blob_client("put")
+    result = dst.upload_blob_from_url(url, source_content_md5=md5)
+    assert bytes(result["content_md5"]) == md5
+    assert dst.download_blob().readall() == data
+    with pytest.raises(HttpResponseError) as info:
+        container.get_blob_client("wrong").upload_blob_from_url(
+            url, source_content_md5=hashlib.md5(b"other").digest()
+        )
+    assert (info.value.status_code, info.value.error_code) == (400, "Md5Mismatch")
+    with pytest.raises(ResourceNotFoundError):
+        container.get_blob_client("wrong").get_blob_properties()
+
+    block = container.get_blob_client("block")
+    part = data[1000 : 1000 + 2 * 1024 * 1024]
+    staged = block.stage_block_from_url(
+        "b1", url, source_offset=1000, source_length=len(part),
+        source_content_md5=hashlib.md5(part).digest(),
+    )
+    assert bytes(staged["content_md5"]) == hashlib.md5(part).digest()
+    block.commit_block_list([BlobBlock("b1")])
+    assert block.download_blob().readall() == part
+
+    log = container.get_blob_client("log")
+    log.create_append_blob()
+    chunk = data[: 1024 * 1024]
+    appended = log.append_block_from_url(
+        url, source_offset=0, source_length=len(chunk),
+        source_content_md5=hashlib.md5(chunk).digest(),
+    )
+    assert bytes(appended["content_md5"]) == hashlib.md5(chunk).digest()
+    assert log.download_blob().readall() == chunk
+
+    copied = container.get_blob_client("copied")
+    copy = copied.start_copy_from_url(url, requires_sync=True)
+    assert copy["copy_status"] == "success"
+    assert bytes(copied.get_blob_properties().content_settings.content_md5) == md5
+    assert copied.download_blob().readall() == data
 
 
 def test_a_copy_interrupted_by_kill_ends_failed_after_restart(tmp_path_factory, http_source):

@@ -10,14 +10,21 @@ form of --blobVersioningAccounts).
 
 import os
 import shutil
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from azure.core.exceptions import ResourceNotFoundError
-from azure.storage.blob import BlobServiceClient, StandardBlobTier
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
+from azure.storage.blob import (
+    BlobClient,
+    BlobSasPermissions,
+    BlobServiceClient,
+    StandardBlobTier,
+    generate_blob_sas,
+)
 
 import conftest
-from helpers import ACCOUNT_KEY, ACCOUNT_NAME, CLIENT_OPTIONS, unique_name
+from helpers import ACCOUNT_KEY, ACCOUNT_NAME, CLIENT_OPTIONS, raises, unique_name
 
 VERSIONING_ENV = {"STOWAGE_BLOB_VERSIONING_ACCOUNTS": f"{ACCOUNT_NAME}=on"}
 
@@ -86,14 +93,63 @@ def test_list_blobs_with_versions(vcontainer):
 def test_a_name_lists_snapshots_then_versions_then_the_current_one(vcontainer):
     blob = vcontainer.get_blob_client("b")
     v1 = blob.upload_blob(b"one")["version_id"]
-    snapshot = blob.create_snapshot()["snapshot"]
+    taken = blob.create_snapshot()
+    snapshot, v_snapshot = taken["snapshot"], taken["version_id"]
     v2 = blob.upload_blob(b"two", overwrite=True)["version_id"]
     listed = list(vcontainer.list_blobs(include=["snapshots", "versions"]))
     assert [(b.snapshot, b.version_id, bool(b.is_current_version)) for b in listed] == [
         (snapshot, None, False),
         (None, v1, False),
+        (None, v_snapshot, False),
         (None, v2, True),
     ]
+
+
+def test_a_snapshot_makes_a_new_current_version(vcontainer):
+    blob = vcontainer.get_blob_client("b")
+    v1 = blob.upload_blob(b"one")["version_id"]
+    taken = blob.create_snapshot()
+    v2 = taken["version_id"]
+    assert v2 and v2 != v1
+    props = blob.get_blob_properties()
+    assert (props.version_id, props.is_current_version) == (v2, True)
+    assert not blob.get_blob_properties(version_id=v1).is_current_version
+    snapshot = vcontainer.get_blob_client("b", snapshot=taken["snapshot"])
+    assert snapshot.download_blob().readall() == b"one"
+    assert blob.download_blob(version_id=v1).readall() == b"one"
+
+
+def test_the_current_version_is_not_deleted_by_its_id(vcontainer):
+    blob = vcontainer.get_blob_client("b")
+    blob.upload_blob(b"one")
+    current = blob.upload_blob(b"two", overwrite=True)["version_id"]
+    with raises(HttpResponseError, 403, "OperationNotAllowedOnRootBlob"):
+        blob.delete_blob(version_id=current)
+    assert blob.download_blob().readall() == b"two"
+
+
+def test_a_sas_deletes_a_version_with_x_not_d(vcontainer):
+    blob = vcontainer.get_blob_client("b")
+    v1 = blob.upload_blob(b"one")["version_id"]
+    blob.upload_blob(b"two", overwrite=True)
+    expiry = datetime.now(timezone.utc) + timedelta(hours=1)
+
+    def with_sas(permission):
+        sas = generate_blob_sas(
+            ACCOUNT_NAME, vcontainer.container_name, "b",
+            account_key=ACCOUNT_KEY, permission=permission, expiry=expiry,
+        )
+        return BlobClient.from_blob_url(blob.url, credential=sas, **CLIENT_OPTIONS)
+
+    with raises(HttpResponseError, 403, "AuthorizationPermissionMismatch"):
+        with_sas(BlobSasPermissions(delete=True)).delete_blob(version_id=v1)
+    with_sas(BlobSasPermissions(delete_previous_version=True)).delete_blob(version_id=v1)
+    with raises(ResourceNotFoundError, 404, "BlobNotFound"):
+        blob.download_blob(version_id=v1)
+    # The blob itself is still deleted with d, not with x.
+    with raises(HttpResponseError, 403, "AuthorizationPermissionMismatch"):
+        with_sas(BlobSasPermissions(delete_previous_version=True)).delete_blob()
+    with_sas(BlobSasPermissions(delete=True)).delete_blob()
 
 
 def test_deleted_with_versions_lists_the_name_once(vcontainer):

@@ -197,6 +197,15 @@ pub(crate) fn preserve(
     Ok(new_id)
 }
 
+/// Gives row `id` the version id `version_id` (its content unchanged).
+pub(crate) fn set_version_id(conn: &dyn Sql, id: i64, version_id: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE blobs SET version_id = ?2 WHERE id = ?1",
+        &vals![&id, &version_id],
+    )?;
+    Ok(())
+}
+
 /// Turns row `id` (a base blob or a snapshot) into the hidden row `key`
 /// in place, keeping its extents: its uncommitted blocks and lease go.
 /// Returns the extents of the blocks, for the garbage check.

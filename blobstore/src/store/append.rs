@@ -164,6 +164,36 @@ impl Store {
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
+        self.append_block_with(input, body, crate::extents::Writer::Body)
+            .await
+    }
+
+    /// Append Block From URL: [`Store::append_block`] with the source's
+    /// bytes, written by the writer of copies (docs/wire/copy.md#speed).
+    ///
+    /// # Errors
+    /// As [`Store::append_block`].
+    pub async fn append_block_from_url<S>(
+        &self,
+        input: AppendBlockInput,
+        body: S,
+    ) -> Result<AppendBlockOutput>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        self.append_block_with(input, body, crate::extents::Writer::Copy)
+            .await
+    }
+
+    async fn append_block_with<S>(
+        &self,
+        input: AppendBlockInput,
+        body: S,
+        how: crate::extents::Writer,
+    ) -> Result<AppendBlockOutput>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
         let now = self.now();
         if crate::extents::worth_a_precheck(input.content_length) {
             let pre = input.clone();
@@ -176,7 +206,11 @@ impl Store {
                 })
                 .await?;
         }
-        let written = self.inner.extents.write(body, input.content_length).await?;
+        let written = self
+            .inner
+            .extents
+            .write_with(body, input.content_length, how)
+            .await?;
         let store = self.clone();
         let id = written.id.clone();
         let inline = written.inline.clone();

@@ -233,6 +233,32 @@ impl Store {
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
+        self.put_blob_with(input, body, crate::extents::Writer::Body)
+            .await
+    }
+
+    /// Put Blob From URL: [`Store::put_blob`] with the source's bytes,
+    /// written by the writer of copies (docs/wire/copy.md#speed).
+    ///
+    /// # Errors
+    /// As [`Store::put_blob`].
+    pub async fn put_blob_from_url<S>(&self, input: PutBlobInput, body: S) -> Result<PutBlobOutput>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        self.put_blob_with(input, body, crate::extents::Writer::Copy)
+            .await
+    }
+
+    async fn put_blob_with<S>(
+        &self,
+        input: PutBlobInput,
+        body: S,
+        how: crate::extents::Writer,
+    ) -> Result<PutBlobOutput>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
         // Fail before reading the body when the answer is already known
         // (docs/wire/errors.md#which-check-answers-first: checks 3–7 come before body checks).
         // A small body is read first: the commit makes the same checks in
@@ -246,7 +272,11 @@ impl Store {
         } else if crate::extents::worth_a_precheck(input.content_length) {
             self.precheck_put(&input).await?;
         }
-        let written = self.inner.extents.write(body, input.content_length).await?;
+        let written = self
+            .inner
+            .extents
+            .write_with(body, input.content_length, how)
+            .await?;
         let result = self.commit_put(input, &written).await;
         if result.is_err()
             && let Some(id) = &written.id
@@ -563,6 +593,11 @@ impl Store {
                     None => meta::get_blob(tx, container_id, name, input.snapshot.as_deref())?,
                 }
                 .ok_or(Error::BlobNotFound)?;
+                if input.version_id.is_some() && row.is_base() {
+                    // The service deletes the current version only through
+                    // the blob itself.
+                    return Err(Error::OperationNotAllowedOnRootBlob);
+                }
                 if row.committed {
                     conditions::evaluate(
                         &input.conditions,

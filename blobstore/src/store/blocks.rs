@@ -188,6 +188,36 @@ impl Store {
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
+        self.put_block_with(input, body, crate::extents::Writer::Body)
+            .await
+    }
+
+    /// Put Block From URL: [`Store::put_block`] with the source's bytes,
+    /// written by the writer of copies (docs/wire/copy.md#speed).
+    ///
+    /// # Errors
+    /// As [`Store::put_block`].
+    pub async fn put_block_from_url<S>(
+        &self,
+        input: PutBlockInput,
+        body: S,
+    ) -> Result<PutBlockOutput>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
+        self.put_block_with(input, body, crate::extents::Writer::Copy)
+            .await
+    }
+
+    async fn put_block_with<S>(
+        &self,
+        input: PutBlockInput,
+        body: S,
+        how: crate::extents::Writer,
+    ) -> Result<PutBlockOutput>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
         let now = self.now();
         if crate::extents::worth_a_precheck(input.content_length) {
             let pre = input.clone();
@@ -200,7 +230,11 @@ impl Store {
                 })
                 .await?;
         }
-        let written = self.inner.extents.write(body, input.content_length).await?;
+        let written = self
+            .inner
+            .extents
+            .write_with(body, input.content_length, how)
+            .await?;
         let md5 = written.md5;
         let crc64 = written.crc64;
         let extent = written.id.clone().unwrap_or_default();

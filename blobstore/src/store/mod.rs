@@ -53,7 +53,10 @@ pub use containers::{
 pub use copy::{CopyBlobInput, CopyBlobOutput, CopySource, SourceAccess};
 pub use expiry::SetBlobExpiryInput;
 pub use import::{ImportBlobInput, ImportContainerInput, ImportPart};
-pub use incremental::{IncrementalCopyBlobInput, IncrementalCopyBlobOutput};
+pub use incremental::{
+    IncrementalCopyBlobInput, IncrementalCopyBlobOutput, IncrementalCopyState,
+    RemoteIncrementalCopyInput,
+};
 pub use leases::{LeaseBlobInput, LeaseContainerInput, LeaseOutput};
 pub(crate) use pages::page_properties;
 pub use pages::{

@@ -110,12 +110,50 @@ pub struct CopyJob {
 
 /// Bytes of a copy, written to an extent nothing references yet.
 #[derive(Debug)]
-pub struct CopiedBytes(WrittenExtent);
+pub struct CopiedBytes {
+    written: WrittenExtent,
+    /// Whether the MD5 is the source's (else computed over the bytes).
+    md5_of_source: bool,
+    /// For a page blob copied range by range: where the bytes go, in the
+    /// order they were written (see [`CopiedBytes::at_page_ranges`]).
+    page_ranges: Option<Vec<std::ops::Range<u64>>>,
+}
 
 impl CopiedBytes {
+    /// The extent and, for bytes laid out by page ranges, the ranges.
+    pub(super) fn into_parts(self) -> (WrittenExtent, Option<Vec<std::ops::Range<u64>>>) {
+        (self.written, self.page_ranges)
+    }
+
     /// MD5 of the bytes.
     pub fn md5(&self) -> [u8; 16] {
-        self.0.md5
+        self.written.md5
+    }
+
+    /// Says that the bytes are the source's page ranges `ranges` one after
+    /// the other (a page blob copied without its empty pages): the
+    /// destination's page map gets one run per range, the rest of the
+    /// blob reads as zeros. Without a source MD5, the destination has
+    /// none (the MD5 of the bytes written is not that of the blob).
+    ///
+    /// # Errors
+    /// `InvalidPageRange` when the ranges are not in order, overlap, are
+    /// not whole pages, or do not add up to the bytes written.
+    pub fn at_page_ranges(mut self, ranges: Vec<std::ops::Range<u64>>) -> Result<CopiedBytes> {
+        let mut end = 0;
+        let mut total = 0;
+        for r in &ranges {
+            if r.start < end || r.end <= r.start || r.start % 512 != 0 || r.end % 512 != 0 {
+                return Err(Error::InvalidPageRange);
+            }
+            end = r.end;
+            total += r.end - r.start;
+        }
+        if total != self.written.len {
+            return Err(Error::InvalidPageRange);
+        }
+        self.page_ranges = Some(ranges);
+        Ok(self)
     }
 }
 
@@ -209,7 +247,11 @@ impl Store {
             .extents
             .write_copy(body, size, source_md5)
             .await?;
-        Ok(CopiedBytes(written))
+        Ok(CopiedBytes {
+            written,
+            md5_of_source: source_md5.is_some(),
+            page_ranges: None,
+        })
     }
 
     /// Records how many bytes of `job` are fetched. Returns false when the
@@ -236,9 +278,20 @@ impl Store {
         let now = self.now();
         let store = self.clone();
         let (id, copy_id, kind) = (job.blob_id, job.copy_id.clone(), job.kind);
-        let written = bytes.0;
+        let CopiedBytes {
+            written,
+            md5_of_source,
+            page_ranges,
+        } = bytes;
         let (extent, inline) = (written.id.clone(), written.inline.clone());
-        let (len, md5) = (written.len, written.md5);
+        let md5 = written.md5;
+        // A page blob copied range by range is as long as its source; any
+        // other copy as long as its bytes.
+        let len = match page_ranges {
+            Some(_) => job.size,
+            None => written.len,
+        };
+        let md5 = (md5_of_source || page_ranges.is_none()).then_some(md5);
         let done = self
             .inner
             .db
@@ -255,7 +308,7 @@ impl Store {
                 };
                 WrittenExtent::store_inline(extent.as_deref(), inline.as_ref(), tx)?;
                 let mut content = row.content.clone();
-                content.content_md5 = Some(md5.to_vec());
+                content.content_md5 = md5.map(|m| m.to_vec());
                 let (extents, committed_block_count) = match kind {
                     // A page blob's bytes are in its page map (below).
                     CopiedType::Page { .. } => (Vec::new(), None),
@@ -304,13 +357,19 @@ impl Store {
                     meta::put_page_row(tx, row.id, &page)?;
                 }
                 if let (CopiedType::Page { .. }, Some(extent)) = (kind, &extent) {
-                    let run = Run {
-                        start: 0,
-                        end: len,
-                        extent: extent.clone(),
-                        at: 0,
-                    };
-                    super::pages::rewrite(tx, row.id, 0..len, Some(run), now)?;
+                    let whole = std::iter::once(0..len).collect::<Vec<_>>();
+                    let ranges = page_ranges.clone().unwrap_or(whole);
+                    let mut at = 0;
+                    for r in ranges {
+                        let run = Run {
+                            start: r.start,
+                            end: r.end,
+                            extent: extent.clone(),
+                            at,
+                        };
+                        at += r.end - r.start;
+                        super::pages::rewrite(tx, row.id, r, Some(run), now)?;
+                    }
                 }
                 Ok(true)
             })
@@ -361,7 +420,11 @@ impl Store {
     where
         S: Stream<Item = std::io::Result<Bytes>> + Unpin,
     {
-        let written = self.inner.extents.write(body, input.size).await?;
+        let written = self
+            .inner
+            .extents
+            .write_copy(body, input.size, None)
+            .await?;
         let now = self.now();
         let store = self.clone();
         let (extent, inline) = (written.id.clone(), written.inline.clone());
@@ -443,13 +506,16 @@ impl Store {
 }
 
 /// The destination checks of a copy: its container, the conditions, the
-/// lease (infinite only, as for every copy) and its type (a block blob).
+/// lease (infinite only, as for every copy) and its type (the source's).
+/// An expired destination is removed first, as every write does, so it is
+/// absent for the checks.
 fn check_destination(
     tx: &dyn Sql,
     input: &RemoteCopyInput,
     now: std::time::SystemTime,
 ) -> Result<(i64, Option<BlobRow>, LeaseRecord)> {
     let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+    super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
     let dest = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
     let committed = dest.as_ref().filter(|r| r.committed);
     let current = committed.map(|r| Current {

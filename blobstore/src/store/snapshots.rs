@@ -34,6 +34,9 @@ pub struct SnapshotBlobOutput {
     pub snapshot: String,
     /// The snapshot's ETag and Last-Modified.
     pub version: Versioned,
+    /// With versioning on, the id of the blob's new current version: a
+    /// snapshot of a versioned blob also makes a new version.
+    pub version_id: Option<String>,
 }
 
 impl Store {
@@ -105,9 +108,30 @@ impl Store {
                 meta::share_content(tx, base.id, snapshot_id)?;
                 // A snapshot keeps the tags the base blob has when it is taken.
                 meta::copy_tags(tx, base.id, snapshot_id)?;
+                // With versioning on the service makes a new version as it
+                // takes the snapshot: the current one becomes a previous
+                // version and a new current one, with the same content,
+                // gets a new id
+                // (https://learn.microsoft.com/en-us/azure/storage/blobs/versioning-overview#snapshot-a-blob-when-versioning-is-enabled).
+                let keeping = store.keeping(tx, &input.account)?;
+                let version_id = if keeping.versioning {
+                    super::versions::keep_replaced(tx, cid, &base, keeping, now)?;
+                    let vid = super::versions::unique_version_id(
+                        tx,
+                        cid,
+                        &base.name,
+                        base.version_id.as_deref(),
+                        now,
+                    )?;
+                    meta::set_version_id(tx, base.id, &vid)?;
+                    Some(vid)
+                } else {
+                    None
+                };
                 Ok(SnapshotBlobOutput {
                     snapshot: id,
                     version,
+                    version_id,
                 })
             })
             .await

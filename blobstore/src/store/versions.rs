@@ -357,7 +357,9 @@ pub(crate) fn delete_kept(
 }
 
 /// Delete Blob with `deletetype=permanent`: deletes a soft-deleted snapshot
-/// or version at once, when the account's policy allows it.
+/// or version at once, when the account's policy allows it. A live one is
+/// refused (`NotSoftDeleted`), the current version too
+/// (`OperationNotAllowedOnRootBlob`).
 pub(crate) fn delete_permanently(
     tx: &dyn Sql,
     cid: i64,
@@ -379,7 +381,15 @@ pub(crate) fn delete_permanently(
     }
     .ok_or(Error::BlobNotFound)?;
     if row.is_base() {
-        return Err(Error::PermanentDeleteNotAllowed);
+        return Err(match input.version_id {
+            Some(_) => Error::OperationNotAllowedOnRootBlob,
+            None => Error::PermanentDeleteNotAllowed,
+        });
+    }
+    // Only what is soft-deleted is deleted permanently (the Delete Blob
+    // reference: 409 for a snapshot or version that is not).
+    if row.deleted.is_none() {
+        return Err(Error::NotSoftDeleted);
     }
     let old = meta::delete_blob_row(tx, row.id)?;
     meta::collect_unreferenced(tx, &old, now)?;

@@ -385,7 +385,14 @@ async fn check_sas(
             }
         }
     }
-    if !grant.permissions.contains_any(need.letters) {
+    let letters = match op {
+        Operation::DeleteBlob => permissions::delete_blob_letters(
+            ctx.query.get("versionid").is_some(),
+            ctx.query.get("deletetype") == Some("permanent"),
+        ),
+        _ => need.letters,
+    };
+    if !grant.permissions.contains_any(letters) {
         return Err(ApiError::AuthorizationPermissionMismatch);
     }
     if need.create_only_needs_absent && !grant.permissions.contains('w') && blob_exists(ctx).await?

@@ -88,8 +88,11 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         AppendBlock | AppendBlockFromUrl => need(O, "aw", ServiceScope::Any),
         SnapshotBlob => need(O, "cw", ServiceScope::Any),
         LeaseBlob => need(O, lease, ServiceScope::Any),
+        // A version or a permanent delete asks other letters
+        // ([`delete_blob_letters`]).
         DeleteBlob => need(O, "d", ServiceScope::Any),
-        // (unverified) Undelete Blob writes the blob back.
+        // The reference: a SAS "who has permission to write to this blob or
+        // its container".
         UndeleteBlob => need(O, "w", ServiceScope::Any),
         SetBlobTags | GetBlobTags => need(O, "t", ServiceScope::Any),
         // `f`: filter by tags. Across the account only an account SAS
@@ -101,6 +104,18 @@ pub(crate) fn sas_need(op: Operation, lease_break: bool) -> Option<SasNeed> {
         // sub-request is then authorized on its own credentials.
         BlobBatch | CorsPreflight => return None,
     })
+}
+
+/// The letters Delete Blob asks of a SAS: `y` (permanent delete) with
+/// `deletetype=permanent`, `x` (delete version) with `versionid=`, else `d`
+/// (https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas#permissions-for-a-directory-container-or-blob,
+/// https://learn.microsoft.com/en-us/azure/storage/blobs/versioning-overview#shared-access-signature-sas-parameters).
+pub(crate) fn delete_blob_letters(version: bool, permanent: bool) -> &'static str {
+    match (version, permanent) {
+        (_, true) => "y",
+        (true, false) => "x",
+        (false, false) => "d",
+    }
 }
 
 #[cfg(test)]
@@ -205,5 +220,23 @@ mod tests {
                 .unwrap()
                 .create_only_needs_absent
         );
+    }
+
+    #[test]
+    fn delete_blob_letters_table() {
+        // (versionid=, deletetype=permanent, letters)
+        let cases = [
+            (false, false, "d"),
+            (true, false, "x"),
+            (false, true, "y"),
+            (true, true, "y"),
+        ];
+        for (version, permanent, want) in cases {
+            assert_eq!(
+                delete_blob_letters(version, permanent),
+                want,
+                "{version} {permanent}"
+            );
+        }
     }
 }

@@ -33,6 +33,7 @@ pub(crate) async fn snapshot_blob(ctx: &RequestContext) -> Result<HttpResponse, 
     let out = ctx.store().snapshot_blob(input).await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &out.version);
+    response::version_id(&mut b, out.version_id.as_deref());
     b.insert_header(("x-ms-snapshot", out.snapshot));
     b.insert_header(("x-ms-request-server-encrypted", "true"));
     Ok(b.finish())

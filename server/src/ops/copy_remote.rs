@@ -2,6 +2,7 @@
 //! fetched in the background), Copy Blob From URL (synchronous), and the
 //! source reading the From-URL writes share.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -26,6 +27,9 @@ const SYNC_COPY_MAX: u64 = 256 * 1024 * 1024;
 
 /// How often a running copy records its progress.
 const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// The longest page list of a source read (one answer of Get Page Ranges).
+const PAGE_LIST_MAX: usize = 64 * 1024 * 1024;
 
 /// Opens a copy source on another host for the request in `ctx`: sends
 /// `x-ms-copy-source-authorization` as `Authorization`, asks for `range`
@@ -101,7 +105,8 @@ pub(crate) async fn copy_blob_from_remote(
     let tags = h.tags()?;
     let (account, container, blob) = (ctx.account().to_owned(), ctx.container()?, ctx.blob()?);
     let max = if sync { SYNC_COPY_MAX } else { u64::MAX };
-    let opened = open_remote_source(ctx, url, None, max, &source_conditions).await?;
+    let source_url = url.clone();
+    let mut opened = open_remote_source(ctx, url, None, max, &source_conditions).await?;
     let input = RemoteCopyInput {
         account,
         container,
@@ -130,6 +135,27 @@ pub(crate) async fn copy_blob_from_remote(
             "success",
         )
     } else {
+        // A page blob is read range by range, its empty pages left out,
+        // when the source answers Get Page Ranges; else as a whole.
+        let page_ranges = match input.kind {
+            CopiedType::Page { .. } => {
+                let auth = ctx.headers().get("x-ms-copy-source-authorization")?;
+                let fetcher = &ctx.state.fetcher;
+                source_page_ranges(fetcher, &source_url, auth, opened.length).await
+            }
+            _ => None,
+        };
+        if let Some(ranges) = &page_ranges {
+            let auth = ctx.headers().get("x-ms-copy-source-authorization")?;
+            // The whole-blob answer is dropped unread (its permit with it).
+            opened.body = ranged_body(
+                ctx.state.fetcher.clone(),
+                source_url,
+                ranges.clone(),
+                auth.map(str::to_owned),
+                source_etag(&opened.headers),
+            );
+        }
         let (out, job) = store.begin_remote_copy(input).await?;
         let token = ctx.state.fetcher.register(&job.copy_id);
         actix_web::rt::spawn(run_copy(
@@ -137,6 +163,7 @@ pub(crate) async fn copy_blob_from_remote(
             ctx.state.fetcher.clone(),
             job,
             opened,
+            page_ranges,
             token,
         ));
         (out, "pending")
@@ -161,6 +188,7 @@ async fn run_copy(
     fetcher: Arc<Fetcher>,
     job: CopyJob,
     opened: Opened,
+    page_ranges: Option<Vec<Range<u64>>>,
     cancel: tokio_util::sync::CancellationToken,
 ) {
     let copied = Arc::new(AtomicU64::new(0));
@@ -172,7 +200,16 @@ async fn run_copy(
             counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
         });
     let source_md5 = source_content_md5(&opened.headers);
-    let mut write = Box::pin(store.write_copied_bytes(body, job.size, source_md5));
+    let fetched = page_ranges
+        .as_ref()
+        .map_or(job.size, |r| r.iter().map(|r| r.end - r.start).sum());
+    let mut write = Box::pin(async {
+        let bytes = store.write_copied_bytes(body, fetched, source_md5).await?;
+        match page_ranges {
+            Some(ranges) => bytes.at_page_ranges(ranges),
+            None => Ok(bytes),
+        }
+    });
     let mut tick = tokio::time::interval(PROGRESS_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let written = loop {
@@ -199,6 +236,233 @@ async fn run_copy(
     if let Err(e) = ended {
         tracing::error!(copy_id = %job.copy_id, "ending a copy failed: {e}");
     }
+}
+
+/// The page ranges of a page blob source on another host, read with Get
+/// Page Ranges (`comp=pagelist` on the source's URL, its SAS kept,
+/// following `NextMarker`); `None` when the source does not answer a page
+/// list that fits a blob of `length` bytes (the copy then reads the whole
+/// blob).
+async fn source_page_ranges(
+    fetcher: &Fetcher,
+    url: &reqwest::Url,
+    authorization: Option<&str>,
+    length: u64,
+) -> Option<Vec<Range<u64>>> {
+    let list = source_page_list(fetcher, url, authorization, None).await?;
+    sparse_ranges(list.pages, length)
+}
+
+/// Get Page Ranges of the source at `url` (its diff since `prev_snapshot`
+/// when given), all its pages of answers read.
+async fn source_page_list(
+    fetcher: &Fetcher,
+    url: &reqwest::Url,
+    authorization: Option<&str>,
+    prev_snapshot: Option<&str>,
+) -> Option<crate::xml::SourcePageList> {
+    let mut all = crate::xml::SourcePageList::default();
+    let mut marker: Option<String> = None;
+    loop {
+        let mut list_url = url.clone();
+        {
+            let mut query = list_url.query_pairs_mut();
+            query.append_pair("comp", "pagelist");
+            if let Some(p) = prev_snapshot {
+                query.append_pair("prevsnapshot", p);
+            }
+            if let Some(m) = &marker {
+                query.append_pair("marker", m);
+            }
+        }
+        let body = fetcher
+            .get_document(list_url, authorization, PAGE_LIST_MAX)
+            .await?;
+        let list = crate::xml::parse_page_list(&body)?;
+        all.pages.extend(list.pages);
+        all.clears.extend(list.clears);
+        match list.next_marker {
+            Some(m) if marker.as_deref() != Some(m.as_str()) => marker = Some(m),
+            // The same marker again would never end.
+            Some(_) => return None,
+            None => return Some(all),
+        }
+    }
+}
+
+/// Incremental Copy Blob with a source on another host: a snapshot of a
+/// page blob there, read through its URL (its SAS, or
+/// `x-ms-copy-source-authorization`). The first copy fetches every page
+/// range of the snapshot; a later one asks the source for the diff since
+/// the snapshot the last copy took (`prevsnapshot`) and fetches only the
+/// ranges changed, the cleared ones cleared. Completes before the answer,
+/// as incremental copies from this server do (docs/wire/pages.md).
+pub(crate) async fn incremental_copy_from_remote(
+    ctx: &RequestContext,
+    header: &str,
+    url: reqwest::Url,
+) -> Result<HttpResponse, ApiError> {
+    use stowage_blobstore::Error as E;
+    let h = ctx.headers();
+    let conditions = h.conditions()?;
+    conditions::validate(&conditions, ConditionKind::Create)?;
+    let lease_id = h.lease_id()?;
+    let authorization = h.get("x-ms-copy-source-authorization")?;
+    let (account, container, blob) = (ctx.account().to_owned(), ctx.container()?, ctx.blob()?);
+    let snapshot = url
+        .query_pairs()
+        .find(|(k, _)| k == "snapshot")
+        .map(|(_, v)| v.into_owned());
+    let Some(source_snapshot) = snapshot else {
+        return Err(E::IncrementalCopySourceMustBeSnapshot.into());
+    };
+    let fetcher = &ctx.state.fetcher;
+    // The whole answer's headers say what the snapshot is; its body is
+    // dropped unread.
+    let opened = fetcher.open(url.clone(), None, authorization).await?;
+    let (headers, length) = (opened.headers, opened.length);
+    drop(opened.body);
+    let CopiedType::Page { sequence_number } = source_kind(&headers, length) else {
+        return Err(E::InvalidSourceBlobType.into());
+    };
+    let mut identity = url.clone();
+    identity.set_query(None);
+    identity.set_fragment(None);
+    let identity = identity.to_string();
+    let store = ctx.store();
+    let state = store
+        .incremental_copy_state(&account, &container, &blob, &identity)
+        .await?;
+    // The changes since the last copy when the source answers them, else
+    // everything.
+    let mut since = None;
+    let mut plan = None;
+    if let Some(state) = &state
+        && let Some(diff) =
+            source_page_list(fetcher, &url, authorization, Some(&state.source_snapshot)).await
+        && let (Some(pages), Some(clears)) = (
+            sparse_ranges(diff.pages, length),
+            sparse_ranges(diff.clears, length),
+        )
+    {
+        since = Some(state.destination_snapshot.clone());
+        plan = Some((pages, clears));
+    }
+    let (pages, cleared) = match plan {
+        Some(p) => p,
+        None => {
+            let pages = source_page_ranges(fetcher, &url, authorization, length)
+                .await
+                .unwrap_or_else(|| {
+                    std::iter::once(0..length)
+                        .filter(|r| !r.is_empty())
+                        .collect()
+                });
+            (pages, Vec::new())
+        }
+    };
+    let fetched = pages.iter().map(|r| r.end - r.start).sum();
+    let body = ranged_body(
+        fetcher.clone(),
+        url,
+        pages.clone(),
+        authorization.map(str::to_owned),
+        source_etag(&headers),
+    );
+    let bytes = store
+        .write_copied_bytes(body, fetched, None)
+        .await
+        .map_err(|e| match e {
+            // The source failed in the middle: as a source that refuses.
+            E::Body(_) | E::BodyLengthMismatch { .. } => ApiError::Store(E::CannotVerifyCopySource),
+            other => ApiError::Store(other),
+        })?
+        .at_page_ranges(pages)?;
+    let input = stowage_blobstore::RemoteIncrementalCopyInput {
+        account,
+        container,
+        blob,
+        source: identity,
+        source_snapshot,
+        source_header: header.to_owned(),
+        size: length,
+        sequence_number,
+        content: source_content(&headers),
+        metadata: source_metadata(&headers),
+        since,
+        cleared,
+        conditions,
+        lease_id,
+    };
+    let out = store.incremental_copy_from_remote(input, bytes).await?;
+    let mut b = HttpResponse::Accepted();
+    response::version(&mut b, &out.version);
+    b.insert_header(("x-ms-copy-id", out.copy_id));
+    b.insert_header(("x-ms-copy-status", "success"));
+    Ok(b.finish())
+}
+
+/// The ranges of a page list as a copy reads them: in order, whole pages,
+/// within `length`, adjacent ones joined; `None` when they are not so.
+fn sparse_ranges(ranges: Vec<Range<u64>>, length: u64) -> Option<Vec<Range<u64>>> {
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let whole = r.start % 512 == 0 && r.end % 512 == 0 && r.start < r.end;
+        if !whole || r.end > length || out.last().is_some_and(|l| r.start < l.end) {
+            return None;
+        }
+        match out.last_mut() {
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ => out.push(r),
+        }
+    }
+    Some(out)
+}
+
+/// The bytes of `ranges` of the source at `url`, one ranged GET after the
+/// other (each asking for the version the first answer had, `If-Match`),
+/// as one body. A read the source refuses, or answers with another
+/// length, ends the body with an error.
+fn ranged_body(
+    fetcher: Arc<Fetcher>,
+    url: reqwest::Url,
+    ranges: Vec<Range<u64>>,
+    authorization: Option<String>,
+    etag: Option<String>,
+) -> futures::stream::BoxStream<'static, std::io::Result<bytes::Bytes>> {
+    futures::stream::iter(ranges)
+        .then(move |r| {
+            let (fetcher, url) = (fetcher.clone(), url.clone());
+            let (auth, etag) = (authorization.clone(), etag.clone());
+            async move {
+                let range = ByteRange {
+                    start: r.start,
+                    end: Some(r.end - 1),
+                };
+                let refused = |why: String| {
+                    std::io::Error::other(format!(
+                        "the read of bytes {}-{} {why}",
+                        r.start,
+                        r.end - 1
+                    ))
+                };
+                let opened = fetcher
+                    .open_if_match(url, Some(range), auth.as_deref(), etag.as_deref())
+                    .await
+                    .map_err(|e| match e {
+                        ApiError::CopySourceAnswered { source_status, .. } => {
+                            refused(format!("was answered {source_status}"))
+                        }
+                        _ => refused("failed".to_owned()),
+                    })?;
+                if opened.length != r.end - r.start {
+                    return Err(refused(format!("was answered {} bytes", opened.length)));
+                }
+                Ok(opened.body)
+            }
+        })
+        .try_flatten()
+        .boxed()
 }
 
 /// The `Content-MD5` of a source's whole answer, which the destination of
@@ -277,6 +541,39 @@ mod tests {
         for (i, (c, headers, holds)) in cases.into_iter().enumerate() {
             let got = check_source_conditions(&c, headers);
             assert_eq!(got.is_ok(), holds, "case {i}: {got:?}");
+        }
+    }
+
+    #[test]
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
+    fn page_lists_become_the_ranges_a_copy_reads() {
+        let ranges = |pairs: &[(u64, u64)]| pairs.iter().map(|&(s, e)| s..e).collect::<Vec<_>>();
+        // (page list, blob length, ranges read: None when not usable)
+        let cases: [(&[(u64, u64)], u64, Option<&[(u64, u64)]>); 8] = [
+            (&[], 4096, Some(&[])),
+            (
+                &[(0, 512), (1024, 2048)],
+                4096,
+                Some(&[(0, 512), (1024, 2048)]),
+            ),
+            // Adjacent ranges are one read.
+            (
+                &[(0, 512), (512, 1024), (2048, 4096)],
+                4096,
+                Some(&[(0, 1024), (2048, 4096)]),
+            ),
+            (&[(1024, 2048), (0, 512)], 4096, None),
+            (&[(0, 1024), (512, 1536)], 4096, None),
+            (&[(0, 100)], 4096, None),
+            (&[(0, 8192)], 4096, None),
+            (&[(512, 512)], 4096, None),
+        ];
+        for (list, length, want) in cases {
+            assert_eq!(
+                sparse_ranges(ranges(list), length),
+                want.map(ranges),
+                "{list:?}"
+            );
         }
     }
 

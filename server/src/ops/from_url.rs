@@ -184,7 +184,7 @@ pub(crate) async fn put_block_from_url(ctx: &RequestContext) -> Result<HttpRespo
         content_length: source.length,
     };
     let body = std::mem::replace(&mut source.body, Box::pin(futures::stream::empty()));
-    let out = ctx.store().put_block(input, body).await?;
+    let out = ctx.store().put_block_from_url(input, body).await?;
     let mut b = HttpResponse::Created();
     // The block's MD5 is always answered, sent or not (the reference: "computed
     // by Blob Storage"; the SDKs' own tests read it back).
@@ -225,7 +225,7 @@ pub(crate) async fn append_block_from_url(ctx: &RequestContext) -> Result<HttpRe
         content_length: source.length,
     };
     let body = std::mem::replace(&mut source.body, Box::pin(futures::stream::empty()));
-    let out = ctx.store().append_block(input, body).await?;
+    let out = ctx.store().append_block_from_url(input, body).await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &out.version);
     checksums(ctx, &mut b, &source, false, &out.body_md5, out.body_crc64);
@@ -321,7 +321,7 @@ pub(crate) async fn put_blob_from_url(ctx: &RequestContext) -> Result<HttpRespon
         tags,
     };
     let body = std::mem::replace(&mut source.body, Box::pin(futures::stream::empty()));
-    let out = ctx.store().put_blob(input, body).await?;
+    let out = ctx.store().put_blob_from_url(input, body).await?;
     let mut b = HttpResponse::Created();
     response::version(&mut b, &out.version);
     response::version_id(&mut b, out.version_id.as_deref());

@@ -388,10 +388,8 @@ pub(crate) async fn incremental_copy_blob(ctx: &RequestContext) -> Result<HttpRe
     let h = ctx.headers();
     let (header, url) = match super::copy::copy_source_url(ctx)? {
         (header, super::copy::CopySourceUrl::Local(url)) => (header, url),
-        // Incremental copies read the source's page ranges, which only a
-        // source on this server offers here (docs/wire/pages.md).
-        (_, super::copy::CopySourceUrl::Remote(_)) => {
-            return Err(ApiError::Store(StoreError::CannotVerifyCopySource));
+        (header, super::copy::CopySourceUrl::Remote(url)) => {
+            return super::copy_remote::incremental_copy_from_remote(ctx, header, url).await;
         }
     };
     let access = super::copy::source_access(ctx, &url, false).await?;

@@ -19,7 +19,7 @@ pub(crate) use block_list::{block_list, parse_block_list};
 pub(crate) use cors_rules::cors_rules;
 pub(crate) use delete_retention::delete_retention;
 pub(crate) use listing::{BlobInclude, Echo, list_blobs, list_containers};
-pub(crate) use page_list::page_list;
+pub(crate) use page_list::{SourcePageList, page_list, parse_page_list};
 pub(crate) use service_properties::{
     default_service_properties, merge_service_properties, service_stats,
 };

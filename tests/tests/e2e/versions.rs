@@ -310,6 +310,87 @@ async fn permanent_delete_needs_the_policy_and_a_soft_deleted_snapshot() {
 }
 
 #[tokio::test]
+async fn permanent_delete_takes_only_soft_deleted_versions_and_snapshots() {
+    let (_server, c, ctr) = start(true).await;
+    soft_delete(&c, 2, true).await;
+    let v1 = version_id(&put(&c, &ctr, "b", b"one").await);
+    let v2 = version_id(&put(&c, &ctr, "b", b"two").await);
+    let r = c.put(&format!("/{ctr}/b?comp=snapshot")).send().await;
+    let snapshot = r.header("x-ms-snapshot").expect("snapshot id");
+    // Live: a previous version and a snapshot that are not soft-deleted.
+    for q in [format!("versionid={v1}"), format!("snapshot={snapshot}")] {
+        c.delete(&format!("/{ctr}/b?{q}&deletetype=permanent"))
+            .send()
+            .await
+            .assert_error(409, "BlobSnapshotNotSoftDeleted");
+    }
+    // The current version is deleted through the blob only, permanently
+    // or not.
+    let current = c.head(&format!("/{ctr}/b")).send().await;
+    let current = version_id(&current);
+    assert_ne!(current, v2, "the snapshot made a new current version");
+    for q in ["", "&deletetype=permanent"] {
+        c.delete(&format!("/{ctr}/b?versionid={current}{q}"))
+            .send()
+            .await
+            .assert_error(403, "OperationNotAllowedOnRootBlob");
+    }
+    // Soft-deleted first, then permanently.
+    for q in [format!("versionid={v1}"), format!("snapshot={snapshot}")] {
+        let r = c.delete(&format!("/{ctr}/b?{q}")).send().await;
+        assert_eq!(r.status, 202, "{}", r.text());
+        let r = c
+            .delete(&format!("/{ctr}/b?{q}&deletetype=permanent"))
+            .send()
+            .await;
+        assert_eq!(r.status, 202, "{q}: {}", r.text());
+        assert_eq!(
+            r.header("x-ms-delete-type-permanent").as_deref(),
+            Some("true")
+        );
+    }
+    let listed = list(&c, &ctr, "&include=versions,snapshots,deleted").await;
+    assert_eq!(
+        elements(&listed, "VersionId"),
+        [v2.as_str(), current.as_str()],
+        "{listed}"
+    );
+    assert!(elements(&listed, "Snapshot").is_empty(), "{listed}");
+}
+
+#[tokio::test]
+async fn a_snapshot_of_a_versioned_blob_makes_a_new_version() {
+    let (_server, c, ctr) = start(true).await;
+    let v1 = version_id(&put(&c, &ctr, "b", b"one").await);
+    let r = c.put(&format!("/{ctr}/b?comp=snapshot")).send().await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let snapshot = r.header("x-ms-snapshot").expect("snapshot id");
+    let v2 = version_id(&r);
+    assert_ne!(v1, v2);
+    let r = c.head(&format!("/{ctr}/b")).send().await;
+    assert_eq!(version_id(&r), v2, "the new version is the current one");
+    assert_eq!(r.header("x-ms-is-current-version").as_deref(), Some("true"));
+    for q in [format!("versionid={v1}"), format!("snapshot={snapshot}")] {
+        let r = c.get(&format!("/{ctr}/b?{q}")).send().await;
+        assert_eq!(&r.body[..], b"one", "{q}");
+    }
+    let listed = list(&c, &ctr, "&include=versions,snapshots").await;
+    assert_eq!(elements(&listed, "Snapshot"), [snapshot.as_str()]);
+    assert_eq!(
+        elements(&listed, "VersionId"),
+        [v1.as_str(), v2.as_str()],
+        "{listed}"
+    );
+
+    // Without versioning a snapshot answers no version id.
+    let (_server, c, ctr) = start(false).await;
+    put(&c, &ctr, "b", b"one").await;
+    let r = c.put(&format!("/{ctr}/b?comp=snapshot")).send().await;
+    assert_eq!(r.status, 201);
+    assert_eq!(r.header("x-ms-version-id"), None);
+}
+
+#[tokio::test]
 async fn retention_days_are_checked() {
     let (_server, c, _ctr) = start(false).await;
     for days in [0, 366] {
@@ -479,8 +560,9 @@ async fn paging_one_item_at_a_time_visits_every_version_once() {
 
     let query = "&include=versions,deleted,snapshots";
     let full = blob_entries(&list(&c, &ctr, query).await);
-    // 9 versions, one snapshot; the deleted version of c is listed too.
-    assert_eq!(full.len(), 10, "{full:?}");
+    // 9 versions, one snapshot and the version it made; the deleted
+    // version of c is listed too.
+    assert_eq!(full.len(), 11, "{full:?}");
     let mut paged = Vec::new();
     let mut marker = String::new();
     loop {
@@ -553,6 +635,8 @@ async fn purging_frees_only_extents_nothing_else_names() {
     let v1 = version_id(&put(&c, &ctr, "a", &first).await);
     let r = c.put(&format!("/{ctr}/a?comp=snapshot")).send().await;
     let snapshot = r.header("x-ms-snapshot").expect("snapshot id");
+    // The snapshot made a version too.
+    let v_snapshot = version_id(&r);
     let r = c
         .put(&format!("/{ctr}/copy"))
         .header(
@@ -573,7 +657,7 @@ async fn purging_frees_only_extents_nothing_else_names() {
         .send()
         .await;
     assert_eq!(r.status, 202);
-    for v in [&v1, &v2] {
+    for v in [&v1, &v_snapshot, &v2] {
         let r = c.delete(&format!("/{ctr}/a?versionid={v}")).send().await;
         assert_eq!(r.status, 202);
     }
@@ -641,11 +725,14 @@ async fn within_a_name_snapshots_come_first_then_versions_then_the_blob() {
     tick();
     let r = c.put(&format!("/{ctr}/b?comp=snapshot")).send().await;
     let s1 = r.header("x-ms-snapshot").expect("a snapshot id");
+    // A snapshot of a versioned blob makes a version.
+    let vs1 = version_id(&r);
     tick();
     let v2 = version_id(&put(&c, &ctr, "b", b"2").await);
     tick();
     let r = c.put(&format!("/{ctr}/b?comp=snapshot")).send().await;
     let s2 = r.header("x-ms-snapshot").expect("a snapshot id");
+    let vs2 = version_id(&r);
     tick();
     let v3 = version_id(&put(&c, &ctr, "b", b"3").await);
     tick();
@@ -663,7 +750,9 @@ async fn within_a_name_snapshots_come_first_then_versions_then_the_blob() {
         format!("b s{s1} d"),
         format!("b s{s2}"),
         format!("b v{v1}"),
+        format!("b v{vs1}"),
         format!("b v{v2} d"),
+        format!("b v{vs2}"),
         format!("b v{v3}*"),
         format!("c v{c_version}*"),
     ];
@@ -687,7 +776,7 @@ async fn within_a_name_snapshots_come_first_then_versions_then_the_blob() {
     // Without deleted ones, and without versions.
     assert_eq!(
         listing_keys(&list(&c, &ctr, "&include=snapshots,versions").await),
-        [1, 2, 4, 5].map(|i| expected[i].clone())
+        [1, 2, 3, 5, 6, 7].map(|i| expected[i].clone())
     );
     assert_eq!(
         listing_keys(&list(&c, &ctr, "&include=snapshots").await),
