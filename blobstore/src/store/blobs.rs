@@ -292,7 +292,7 @@ impl Store {
         let (id, inline) = (written.id.clone(), written.inline.clone());
         self.inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let container_id =
                     meta::container_id(tx, &input.account, input.container.as_str())?;
                 super::expiry::purge_if_expired(tx, container_id, input.blob.as_str(), now)?;
@@ -329,7 +329,7 @@ impl Store {
                     tier: TierRecord::written(input.access_tier),
                     copy: None,
                     lease,
-                    extents,
+                    extents: extents.clone(),
                     version_id: None,
                 };
                 let keeping = store.keeping(tx, &input.account)?;
