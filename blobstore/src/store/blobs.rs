@@ -399,12 +399,15 @@ impl Store {
             })
             .await?;
         let body = match (pieces, guard) {
-            (Some(pieces), Some(guard)) => BlobBody::new(
-                self.inner.extents.clone(),
-                self.inner.db.clone(),
-                pieces,
-                guard,
-            ),
+            (Some(pieces), Some(guard)) => {
+                BlobBody::opened(
+                    self.inner.extents.clone(),
+                    self.inner.db.clone(),
+                    pieces,
+                    guard,
+                )
+                .await?
+            }
             _ => BlobBody::empty(),
         };
         let mut properties = blob_properties(row, now);
