@@ -182,3 +182,323 @@ fn a_failing_object_store_is_answered_internal_error() {
         assert_eq!(&r.body[..], &after[..]);
     });
 }
+
+/// The history test across processes (docs/cluster.md#the-history-test):
+/// clients on three nodes doing If-Match read-modify-writes, create-only
+/// puts and lease actions on a few blobs, while one node is killed and
+/// restarted and PostgreSQL is restarted; the history must be linearizable.
+mod history {
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use stowage_blobstore::testing::Shutdown;
+    use stowage_tests::linearizability::{self, Op, Operation, Outcome};
+    use stowage_tests::procs::{Cluster, NodeOptions};
+    use stowage_tests::{Client, Response, unique};
+
+    const CLIENTS: usize = 6;
+    const OPS_PER_CLIENT: usize = 60;
+    const KEYS: usize = 3;
+    /// A request whose answer has not come by then is "unknown".
+    const ANSWER_LIMIT: Duration = Duration::from_secs(40);
+
+    /// What the clients share: the instants of the history, the values
+    /// written (each once), and the progress the disruptions wait for.
+    #[derive(Default)]
+    struct Shared {
+        instants: AtomicU64,
+        values: AtomicU64,
+        answered: AtomicUsize,
+        disrupted: AtomicBool,
+    }
+
+    impl Shared {
+        fn instant(&self) -> u64 {
+            self.instants.fetch_add(1, Ordering::SeqCst)
+        }
+        fn value(&self) -> u64 {
+            self.values.fetch_add(1, Ordering::SeqCst) + 1
+        }
+    }
+
+    /// A small deterministic generator (xorshift), one per client.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn lease_id(n: u64) -> String {
+        format!("00000000-0000-4000-8000-{n:012x}")
+    }
+
+    /// What a request came to: an answer, nothing sent (the node is down:
+    /// the operation did not happen), or no answer (it may have happened).
+    enum Reply {
+        Answer(Response),
+        Unsent,
+        Lost,
+    }
+
+    async fn send(req: stowage_tests::Request) -> Reply {
+        match req.timeout(ANSWER_LIMIT).try_send().await {
+            Ok(r) if r.status == 500 || r.status == 503 => Reply::Lost,
+            Ok(r) => Reply::Answer(r),
+            Err(e) if e.is_connect() => Reply::Unsent,
+            Err(_) => Reply::Lost,
+        }
+    }
+
+    /// One client: reads, If-Match writes from its last read, create-only
+    /// puts, and lease actions with ids it proposed, until it has done
+    /// [`OPS_PER_CLIENT`] operations and the disruptions are over.
+    async fn client(
+        c: Client,
+        container: String,
+        seed: u64,
+        shared: Arc<Shared>,
+    ) -> Vec<Operation> {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut last: Vec<Option<(u64, String)>> = vec![None; KEYS];
+        let mut leases: Vec<Option<u64>> = vec![None; KEYS];
+        let mut out = Vec::new();
+        let mut done = 0;
+        while done < OPS_PER_CLIENT || !shared.disrupted.load(Ordering::SeqCst) {
+            if done > OPS_PER_CLIENT * 20 {
+                break;
+            }
+            let k = rng.below(KEYS as u64) as usize;
+            let key = format!("k{k}");
+            let path = format!("/{container}/{key}");
+            let lease_path = format!("{path}?comp=lease");
+            let put = || c.put(&path).header("x-ms-blob-type", "BlockBlob");
+            let choice = rng.below(20);
+            let (op, req) = match (choice, &last[k], leases[k]) {
+                (0..=6, Some((expect, etag)), _) => {
+                    let new = shared.value();
+                    let req = put().header("if-match", etag).body(new.to_string());
+                    (
+                        Op::Cas {
+                            expect: *expect,
+                            new,
+                        },
+                        req,
+                    )
+                }
+                (7..=8, _, _) => {
+                    let new = shared.value();
+                    let req = put().header("if-none-match", "*").body(new.to_string());
+                    (Op::Create(new), req)
+                }
+                (9..=10, _, _) => {
+                    let id = shared.value();
+                    let req = c
+                        .put(&lease_path)
+                        .header("x-ms-lease-action", "acquire")
+                        .header("x-ms-lease-duration", "-1")
+                        .header("x-ms-proposed-lease-id", &lease_id(id));
+                    (Op::Acquire(id), req)
+                }
+                (11, _, Some(id)) => {
+                    let req = c
+                        .put(&lease_path)
+                        .header("x-ms-lease-action", "renew")
+                        .header("x-ms-lease-id", &lease_id(id));
+                    (Op::Renew(id), req)
+                }
+                (12..=13, _, Some(id)) => {
+                    let req = c
+                        .put(&lease_path)
+                        .header("x-ms-lease-action", "release")
+                        .header("x-ms-lease-id", &lease_id(id));
+                    (Op::Release(id), req)
+                }
+                (14, _, _) => {
+                    let req = c
+                        .put(&lease_path)
+                        .header("x-ms-lease-action", "break")
+                        .header("x-ms-lease-break-period", "0");
+                    (Op::Break, req)
+                }
+                _ => (Op::Read, c.get(&path)),
+            };
+            let invoke = shared.instant();
+            let sent = send(req).await;
+            let ret = shared.instant();
+            let r = match sent {
+                Reply::Unsent => {
+                    // The node is down: nothing happened. Wait for it
+                    // (a pause between attempts, not time the test needs).
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+                Reply::Lost => {
+                    done += 1;
+                    if op != Op::Read {
+                        out.push(Operation {
+                            key,
+                            op,
+                            outcome: Outcome::Unknown,
+                            invoke,
+                            ret: None,
+                        });
+                    }
+                    continue;
+                }
+                Reply::Answer(r) => r,
+            };
+            let outcome = match (op, r.status) {
+                (Op::Read, 200) => {
+                    let v: u64 = r.text().parse().expect("a value");
+                    last[k] = Some((v, r.etag()));
+                    Outcome::Read(Some(v))
+                }
+                (Op::Read, 404) => Outcome::Read(None),
+                (Op::Cas { .. } | Op::Create(_), 201) => Outcome::Ok,
+                (Op::Acquire(id), 201) => {
+                    leases[k] = Some(id);
+                    Outcome::Ok
+                }
+                (Op::Renew(_) | Op::Release(_), 200) | (Op::Break, 202) => Outcome::Ok,
+                (Op::Read, _) => panic!("a read answered {}: {}", r.text(), r.status),
+                (_, 404 | 409 | 412) => Outcome::Failed,
+                (op, status) => panic!("{op:?} answered {status}: {}", r.text()),
+            };
+            done += 1;
+            shared.answered.fetch_add(1, Ordering::SeqCst);
+            out.push(Operation {
+                key,
+                op,
+                outcome,
+                invoke,
+                ret: Some(ret),
+            });
+        }
+        out
+    }
+
+    /// Runs the clients over the nodes of `cluster` (client `i` on node
+    /// `i % nodes`); `disrupt` runs beside them and sets `disrupted` when
+    /// it is done.
+    async fn record<D>(clients: Vec<Client>, container: &str, disrupt: D) -> Vec<Operation>
+    where
+        D: FnOnce(Arc<Shared>) -> tokio::task::JoinHandle<()>,
+    {
+        let shared = Arc::new(Shared::default());
+        let disruption = disrupt(shared.clone());
+        let tasks: Vec<_> = (0..CLIENTS)
+            .map(|i| {
+                let c = clients[i % clients.len()].clone();
+                let (container, shared) = (container.to_owned(), shared.clone());
+                tokio::spawn(client(c, container, i as u64 + 1, shared))
+            })
+            .collect();
+        let mut history = Vec::new();
+        for t in tasks {
+            history.extend(t.await.expect("client task"));
+        }
+        disruption.await.expect("disruptions");
+        history
+    }
+
+    /// Waits until the clients have had `n` answers (progress, not time).
+    async fn answered(shared: &Shared, n: usize) {
+        while shared.answered.load(Ordering::SeqCst) < n {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        super::runtime()
+    }
+
+    #[test]
+    fn a_history_across_three_nodes_with_a_node_killed_and_postgres_restarted_is_linearizable() {
+        let rt = runtime();
+        let cluster = Arc::new(Mutex::new(Cluster::start(3)));
+        let clients: Vec<Client> = {
+            let c = cluster.lock().unwrap();
+            c.nodes.iter().map(|n| n.client()).collect()
+        };
+        let container = unique("history");
+        let history = rt.block_on(async {
+            clients[0].create_container(&container).await;
+            let cluster = cluster.clone();
+            record(clients.clone(), &container, move |shared| {
+                tokio::spawn(async move {
+                    let total = CLIENTS * OPS_PER_CLIENT;
+                    answered(&shared, total / 4).await;
+                    let c = cluster.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let mut c = c.lock().unwrap();
+                        c.nodes[1].kill();
+                        c.nodes[1].start();
+                    })
+                    .await
+                    .expect("kill and restart node 1");
+                    answered(&shared, total / 2).await;
+                    let c = cluster.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let c = c.lock().unwrap();
+                        c.stop_postgres(Shutdown::Immediate);
+                        c.start_postgres();
+                    })
+                    .await
+                    .expect("restart PostgreSQL");
+                    shared.disrupted.store(true, Ordering::SeqCst);
+                })
+            })
+            .await
+        });
+        let count = |f: &dyn Fn(&Operation) -> bool| history.iter().filter(|o| f(o)).count();
+        let unknown = count(&|o| o.outcome == Outcome::Unknown);
+        let wins = count(&|o| matches!(o.op, Op::Cas { .. }) && o.outcome == Outcome::Ok);
+        let leases = count(&|o| matches!(o.op, Op::Acquire(_)) && o.outcome == Outcome::Ok);
+        println!(
+            "{} operations, {unknown} unknown, {wins} If-Match wins, {leases} acquires",
+            history.len()
+        );
+        assert!(wins > 0 && leases > 0, "the workload did something");
+        if let Err(v) = linearizability::check(&history) {
+            panic!("{v}");
+        }
+    }
+
+    /// The same workload on nodes that check Put Blob's conditions before
+    /// its transaction (a test-only switch of the server): the checker
+    /// rejects one of its histories.
+    #[test]
+    fn the_history_catches_conditions_checked_outside_the_transaction() {
+        let rt = runtime();
+        let options = NodeOptions {
+            env: vec![(
+                "STOWAGE_TEST_FAULT_CONDITIONS_OUTSIDE_TRANSACTION".into(),
+                "1".into(),
+            )],
+        };
+        let cluster = Cluster::start_with(3, &options);
+        let clients: Vec<Client> = cluster.nodes.iter().map(|n| n.client()).collect();
+        rt.block_on(async {
+            for round in 1..=5 {
+                let container = unique("broken");
+                clients[0].create_container(&container).await;
+                let history = record(clients.clone(), &container, |shared| {
+                    shared.disrupted.store(true, Ordering::SeqCst);
+                    tokio::spawn(async {})
+                })
+                .await;
+                if let Err(v) = linearizability::check(&history) {
+                    println!("caught in round {round}: {v}");
+                    return;
+                }
+            }
+            panic!("five histories of a broken build all passed the checker");
+        });
+    }
+}
