@@ -193,6 +193,10 @@ pub enum Error {
     /// on the room the store keeps in reserve for them).
     #[error("the disk of the data directory is full")]
     DiskFull,
+    /// The metadata database of cluster mode did not answer in time (a
+    /// database that stopped answering without closing the connection).
+    #[error("metadata database unavailable: {0}")]
+    Unavailable(String),
     /// A failure inside the engine (a failed group commit, a panicked write).
     #[error("internal error: {0}")]
     Internal(String),
@@ -205,6 +209,18 @@ impl Error {
     /// True when this failure is the file system running out of room:
     /// `ENOSPC` or `EDQUOT` from a file write, or SQLite's `SQLITE_FULL`
     /// ("database or disk is full").
+    /// True when this failure says "not now" rather than "wrong": the
+    /// PostgreSQL metadata database unreachable, restarting, out of
+    /// connections or out of time, or a transaction that lost a race. The
+    /// server answers these 503 ServerBusy, which clients retry.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Error::Unavailable(_) => true,
+            Error::Postgres(e) => crate::meta::pg::unavailable(e),
+            _ => false,
+        }
+    }
+
     pub(crate) fn is_disk_full(&self) -> bool {
         match self {
             Error::DiskFull => true,

@@ -173,7 +173,9 @@ impl ObjectsLocation {
                 prefix,
                 endpoint,
             } => {
-                let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+                let mut builder = AmazonS3Builder::from_env()
+                    .with_bucket_name(bucket)
+                    .with_retry(s3_retries());
                 if let Some(url) = endpoint {
                     // Path-style requests (the default) suit S3-compatible
                     // services reached by address, such as Garage.
@@ -189,6 +191,18 @@ impl ObjectsLocation {
                 }
             }
         })
+    }
+}
+
+/// How often and how long a failing S3 request is retried: 3 retries
+/// within 15 s, instead of the backend's 10 within 3 minutes, so that a
+/// store that keeps failing is answered `500 InternalError` within the
+/// service's 30-second operation timeout (docs/cluster.md#the-object-store-failing).
+fn s3_retries() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        backoff: object_store::BackoffConfig::default(),
+        max_retries: 3,
+        retry_timeout: std::time::Duration::from_secs(15),
     }
 }
 

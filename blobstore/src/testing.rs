@@ -12,11 +12,24 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-/// A running throwaway server; stopped on drop.
+/// A running throwaway server; stopped on drop. It can be stopped and
+/// started again on the same data directory ([`TempPostgres::stop`],
+/// [`TempPostgres::start_again`]), for tests of a database that restarts.
 pub struct TempPostgres {
     dir: tempfile::TempDir,
-    server: Child,
+    server: std::sync::Mutex<Option<Child>>,
     databases: std::sync::atomic::AtomicUsize,
+}
+
+/// How [`TempPostgres::stop`] stops the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shutdown {
+    /// SIGINT, PostgreSQL's fast shutdown: open transactions are rolled
+    /// back, clients disconnected, a checkpoint written.
+    Fast,
+    /// SIGQUIT, PostgreSQL's immediate shutdown: every process exits at
+    /// once, as in a crash; the next start replays the WAL.
+    Immediate,
 }
 
 const PORT: u16 = 5432;
@@ -44,24 +57,54 @@ impl TempPostgres {
         if !status.success() {
             return Err(io::Error::other(format!("initdb failed: {status}")));
         }
-        let server = as_owner(Command::new(bin.join("postgres")), owner)
-            .arg("-D")
-            .arg(&data)
-            .arg("-k")
-            .arg(dir.path())
-            .args(["-p", &PORT.to_string()])
-            .args(["-c", "listen_addresses=", "-c", "fsync=off"])
-            .args(["-c", "max_connections=200"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()?;
+        let server = spawn_server(dir.path())?;
         let pg = TempPostgres {
             dir,
-            server,
+            server: std::sync::Mutex::new(Some(server)),
             databases: std::sync::atomic::AtomicUsize::new(0),
         };
         pg.wait_ready()?;
         Ok(pg)
+    }
+
+    /// Stops the server (its data stays); waits until it has exited.
+    /// Nothing happens when it is stopped already.
+    pub fn stop(&self, how: Shutdown) {
+        let server = self
+            .server
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(mut server) = server {
+            let signal = match how {
+                Shutdown::Fast => "-INT",
+                Shutdown::Immediate => "-QUIT",
+            };
+            let _ = Command::new("kill")
+                .arg(signal)
+                .arg(server.id().to_string())
+                .status();
+            let _ = server.wait();
+        }
+    }
+
+    /// Starts the server again on the same data directory and socket (the
+    /// connection strings stay valid); waits until it accepts connections.
+    ///
+    /// # Errors
+    /// The server failing to start.
+    pub fn start_again(&self) -> io::Result<()> {
+        {
+            let mut server = self
+                .server
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if server.is_some() {
+                return Ok(());
+            }
+            *server = Some(spawn_server(self.dir.path())?);
+        }
+        self.wait_ready()
     }
 
     /// The connection string of database `db`.
@@ -108,13 +151,25 @@ impl TempPostgres {
 
 impl Drop for TempPostgres {
     fn drop(&mut self) {
-        // SIGINT: PostgreSQL's fast shutdown.
-        let _ = Command::new("kill")
-            .arg("-INT")
-            .arg(self.server.id().to_string())
-            .status();
-        let _ = self.server.wait();
+        self.stop(Shutdown::Fast);
     }
+}
+
+/// Starts PostgreSQL on the cluster in `dir/data`, listening only on a
+/// socket in `dir`.
+fn spawn_server(dir: &Path) -> io::Result<Child> {
+    let bin = binaries()?;
+    as_owner(Command::new(bin.join("postgres")), owner()?)
+        .arg("-D")
+        .arg(dir.join("data"))
+        .arg("-k")
+        .arg(dir)
+        .args(["-p", &PORT.to_string()])
+        .args(["-c", "listen_addresses=", "-c", "fsync=off"])
+        .args(["-c", "max_connections=200"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
 }
 
 fn binaries() -> io::Result<PathBuf> {

@@ -709,7 +709,15 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
             "ServerBusy",
             "The server is currently unable to receive requests: the disk of its data directory is full. Please retry your request.",
         ),
+        // The cluster's metadata database unreachable, restarting or out of
+        // time: "not now, retry" (docs/cluster.md#faults).
+        e if e.is_unavailable() => answer(
+            503,
+            "ServerBusy",
+            "The server is currently unable to receive requests. Please retry your request.",
+        ),
         StoreError::Db(_)
+        | StoreError::Unavailable(_)
         | StoreError::Postgres(_)
         | StoreError::ObjectStore(_)
         | StoreError::Io(_)
@@ -930,6 +938,11 @@ mod tests {
             ),
             (StoreError::Corrupt("x".into()).into(), 500, "InternalError"),
             (StoreError::DiskFull.into(), 503, "ServerBusy"),
+            (
+                StoreError::Unavailable("x".into()).into(),
+                503,
+                "ServerBusy",
+            ),
             (
                 ApiError::MissingContentLength,
                 411,

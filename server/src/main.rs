@@ -145,6 +145,14 @@ fn main() -> anyhow::Result<()> {
             None => Arc::new(SystemClock),
         };
         let mut store_config = config.store_config();
+        // TEST ONLY: the deliberately broken build the cluster's history
+        // test must catch (docs/cluster.md#the-history-test).
+        if std::env::var_os("STOWAGE_TEST_FAULT_CONDITIONS_OUTSIDE_TRANSACTION").is_some() {
+            tracing::warn!(
+                "conditions are checked outside the transaction: a broken build for tests"
+            );
+            store_config = store_config.with_fault_conditions_outside_transaction();
+        }
         // Cluster mode: the nodes read the database's time (docs/cluster.md).
         if let (Some(url), None) = (store_config.metadata.clone(), &test_clock) {
             let inner = clock.clone();

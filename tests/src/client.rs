@@ -102,6 +102,7 @@ impl Client {
             headers: vec![("x-ms-version".to_owned(), VERSION.to_owned())],
             body: None,
             sign: true,
+            timeout: None,
         }
     }
 
@@ -154,9 +155,17 @@ pub struct Request {
     headers: Vec<(String, String)>,
     body: Option<Body>,
     sign: bool,
+    timeout: Option<std::time::Duration>,
 }
 
 impl Request {
+    /// Gives up on the answer after `limit` ([`Request::try_send`] then
+    /// fails).
+    pub fn timeout(mut self, limit: std::time::Duration) -> Request {
+        self.timeout = Some(limit);
+        self
+    }
+
     /// Adds a header (the name is lowercased).
     pub fn header(mut self, name: &str, value: &str) -> Request {
         self.headers
@@ -190,6 +199,15 @@ impl Request {
 
     /// Signs (unless anonymous) and sends; panics only on transport errors.
     pub async fn send(self) -> Response {
+        self.try_send().await.expect("request sent")
+    }
+
+    /// Like [`Request::send`], but a transport error (the server went away,
+    /// the answer did not come in time) is returned, not a panic.
+    ///
+    /// # Errors
+    /// The request or its answer failing on the way.
+    pub async fn try_send(self) -> Result<Response, reqwest::Error> {
         let mut headers = self.headers;
         let len = match &self.body {
             Some(Body::Bytes(b)) => Some(b.len() as u64),
@@ -226,20 +244,23 @@ impl Request {
         for (n, v) in &headers {
             rb = rb.header(n, v);
         }
+        if let Some(limit) = self.timeout {
+            rb = rb.timeout(limit);
+        }
         rb = match self.body {
             Some(Body::Bytes(b)) => rb.body(b),
             Some(Body::Stream(s, _)) => rb.body(s),
             None => rb,
         };
-        let resp = rb.send().await.expect("request sent");
+        let resp = rb.send().await?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let body = resp.bytes().await.expect("response body");
-        Response {
+        let body = resp.bytes().await?;
+        Ok(Response {
             status,
             headers,
             body,
-        }
+        })
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod client;
 pub mod linearizability;
+pub mod procs;
 mod server;
 mod signing;
 

@@ -1,10 +1,10 @@
-//! A linearizability checker for compare-and-set registers, in the manner
-//! of Porcupine and Knossos: given a recorded history of operations (each
-//! with the instants it was invoked and answered), it searches for one
-//! order of the operations that respects real time (an operation answered
-//! before another was invoked comes first) and in which every operation,
-//! applied to one register after the other, gives the answer that was
-//! recorded.
+//! A linearizability checker for compare-and-set registers that can be
+//! leased, in the manner of Porcupine and Knossos: given a recorded history
+//! of operations (each with the instants it was invoked and answered), it
+//! searches for one order of the operations that respects real time (an
+//! operation answered before another was invoked comes first) and in which
+//! every operation, applied to one register after the other, gives the
+//! answer that was recorded.
 //!
 //! Keys are independent registers, so each key is checked alone (a history
 //! is linearizable iff every key's sub-history is). The search is Wing and
@@ -14,6 +14,11 @@
 //! write is recorded as a compare-and-set against the value the client read
 //! with that ETag.
 //!
+//! A register also has a blob's lease, infinite leases only (so that no
+//! time is involved): acquire, renew, release and break, with the answers
+//! of the service's lease table, and writes without a lease id refused
+//! while the blob is leased.
+//!
 //! An operation whose answer never came (a timeout, a dropped connection)
 //! has no return instant: it may take effect at any time after its
 //! invocation, or never, and any answer is allowed for it.
@@ -22,6 +27,37 @@ use std::collections::{BTreeMap, HashSet};
 
 /// A register's value: `None` while the blob does not exist.
 pub type Value = Option<u64>;
+
+/// A blob's lease (infinite leases: none expires, a break is immediate).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Lease {
+    /// No lease.
+    #[default]
+    Available,
+    /// Held with this id.
+    Leased(u64),
+    /// Broken; the id is still known (a release with it succeeds).
+    Broken(u64),
+}
+
+/// A register's state: its value and its lease.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct State {
+    /// The blob's content.
+    pub value: Value,
+    /// The blob's lease.
+    pub lease: Lease,
+}
+
+impl State {
+    /// `value`, not leased.
+    pub fn of(value: Value) -> State {
+        State {
+            value,
+            lease: Lease::Available,
+        }
+    }
+}
 
 /// What a client asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +75,14 @@ pub enum Op {
     },
     /// Put Blob with `If-None-Match: *`.
     Create(u64),
+    /// Lease Blob `acquire` (infinite) with this proposed id.
+    Acquire(u64),
+    /// Lease Blob `renew` with this id.
+    Renew(u64),
+    /// Lease Blob `release` with this id.
+    Release(u64),
+    /// Lease Blob `break` with a break period of 0.
+    Break,
 }
 
 /// What the client was answered.
@@ -46,9 +90,9 @@ pub enum Op {
 pub enum Outcome {
     /// A read's answer (`None`: 404).
     Read(Value),
-    /// The write was applied.
+    /// The write or lease action was applied.
     Ok,
-    /// The write's condition failed (412 / 409).
+    /// The write's condition failed (412 / 409), or the lease refused it.
     Failed,
     /// No answer: may have been applied or not.
     Unknown,
@@ -89,38 +133,60 @@ impl std::fmt::Display for Violation {
     }
 }
 
+/// What `op` does in `state`: the state after it, when it applies, or
+/// `None` when it is refused (a failed condition, a lease refusing it).
+fn apply(state: State, op: Op) -> Option<State> {
+    let leased = matches!(state.lease, Lease::Leased(_));
+    // A write without a lease id is refused on a leased blob; one that
+    // succeeds forgets a broken lease.
+    let write = |value: u64| {
+        (!leased).then_some(State {
+            value: Some(value),
+            lease: Lease::Available,
+        })
+    };
+    let exists = state.value.is_some();
+    let lease = |lease: Lease| Some(State { lease, ..state });
+    match op {
+        Op::Read => Some(state),
+        Op::Write(v) => write(v),
+        Op::Cas { expect, new } if state.value == Some(expect) => write(new),
+        Op::Cas { .. } => None,
+        Op::Create(v) if !exists => write(v),
+        Op::Create(_) => None,
+        _ if !exists => None,
+        Op::Acquire(id) => match state.lease {
+            Lease::Available | Lease::Broken(_) => lease(Lease::Leased(id)),
+            Lease::Leased(held) if held == id => Some(state),
+            Lease::Leased(_) => None,
+        },
+        Op::Renew(id) => (state.lease == Lease::Leased(id)).then_some(state),
+        Op::Release(id) => match state.lease {
+            Lease::Leased(held) | Lease::Broken(held) if held == id => lease(Lease::Available),
+            _ => None,
+        },
+        Op::Break => match state.lease {
+            Lease::Available => None,
+            Lease::Leased(held) => lease(Lease::Broken(held)),
+            Lease::Broken(_) => Some(state),
+        },
+    }
+}
+
 /// The register's next state after `op` answered `outcome` in state
 /// `state`, or `None` when that answer is impossible there.
-pub fn step(state: Value, op: Op, outcome: Outcome) -> Option<Value> {
-    let unknown = outcome == Outcome::Unknown;
-    match op {
-        Op::Read => match outcome {
-            Outcome::Read(v) if v == state => Some(state),
+pub fn step(state: State, op: Op, outcome: Outcome) -> Option<State> {
+    if op == Op::Read {
+        return match outcome {
+            Outcome::Read(v) if v == state.value => Some(state),
             Outcome::Unknown => Some(state),
             _ => None,
-        },
-        Op::Write(v) => match outcome {
-            Outcome::Ok | Outcome::Unknown => Some(Some(v)),
-            _ => None,
-        },
-        Op::Cas { expect, new } => {
-            let applies = state == Some(expect);
-            match outcome {
-                Outcome::Ok if applies => Some(Some(new)),
-                Outcome::Failed if !applies => Some(state),
-                _ if unknown => Some(if applies { Some(new) } else { state }),
-                _ => None,
-            }
-        }
-        Op::Create(v) => {
-            let applies = state.is_none();
-            match outcome {
-                Outcome::Ok if applies => Some(Some(v)),
-                Outcome::Failed if !applies => Some(state),
-                _ if unknown => Some(if applies { Some(v) } else { state }),
-                _ => None,
-            }
-        }
+        };
+    }
+    match (apply(state, op), outcome) {
+        (Some(next), Outcome::Ok | Outcome::Unknown) => Some(next),
+        (None, Outcome::Failed | Outcome::Unknown) => Some(state),
+        _ => None,
     }
 }
 
@@ -135,7 +201,7 @@ pub fn check(history: &[Operation]) -> Result<(), Violation> {
     }
     for (key, ops) in by_key {
         let mut search = Search::new(&ops);
-        if !search.run(None) {
+        if !search.run(State::default()) {
             return Err(Violation {
                 key: key.to_owned(),
                 placed: search.deepest,
@@ -152,7 +218,7 @@ struct Search<'a> {
     done: Vec<bool>,
     placed: usize,
     deepest: usize,
-    seen: HashSet<(Vec<u64>, Value)>,
+    seen: HashSet<(Vec<u64>, State)>,
 }
 
 impl<'a> Search<'a> {
@@ -168,7 +234,7 @@ impl<'a> Search<'a> {
         }
     }
 
-    fn key(&self, state: Value) -> (Vec<u64>, Value) {
+    fn key(&self, state: State) -> (Vec<u64>, State) {
         let mut bits = vec![0u64; self.done.len().div_ceil(64)];
         for (i, d) in self.done.iter().enumerate() {
             if *d {
@@ -180,7 +246,7 @@ impl<'a> Search<'a> {
 
     /// True when the operations not yet placed can all be placed after
     /// the ones placed, starting from `state`.
-    fn run(&mut self, state: Value) -> bool {
+    fn run(&mut self, state: State) -> bool {
         if self.placed == self.ops.len() {
             return true;
         }
@@ -282,10 +348,173 @@ mod tests {
         ];
         for (state, o, outcome, want) in table {
             assert_eq!(
+                step(State::of(*state), *o, *outcome),
+                want.map(State::of),
+                "{state:?} {o:?} {outcome:?}"
+            );
+        }
+    }
+
+    fn at(value: u64, lease: Lease) -> State {
+        State {
+            value: Some(value),
+            lease,
+        }
+    }
+
+    /// The lease table of the service (infinite leases), and writes
+    /// without a lease id on a leased blob.
+    #[test]
+    fn step_follows_the_lease_table() {
+        use Lease::{Available, Broken, Leased};
+        let table: &[(State, Op, Outcome, Option<State>)] = &[
+            (at(1, Available), Acquire(7), Done, Some(at(1, Leased(7)))),
+            (at(1, Available), Acquire(7), Failed, None),
+            (State::of(None), Acquire(7), Failed, Some(State::of(None))),
+            (State::of(None), Acquire(7), Done, None),
+            (at(1, Leased(7)), Acquire(7), Done, Some(at(1, Leased(7)))),
+            (at(1, Leased(7)), Acquire(8), Failed, Some(at(1, Leased(7)))),
+            (at(1, Leased(7)), Acquire(8), Done, None),
+            (at(1, Broken(7)), Acquire(8), Done, Some(at(1, Leased(8)))),
+            (at(1, Leased(7)), Renew(7), Done, Some(at(1, Leased(7)))),
+            (at(1, Leased(7)), Renew(8), Failed, Some(at(1, Leased(7)))),
+            (at(1, Broken(7)), Renew(7), Failed, Some(at(1, Broken(7)))),
+            (at(1, Available), Renew(7), Done, None),
+            (at(1, Leased(7)), Release(7), Done, Some(at(1, Available))),
+            (at(1, Broken(7)), Release(7), Done, Some(at(1, Available))),
+            (at(1, Leased(7)), Release(8), Failed, Some(at(1, Leased(7)))),
+            (at(1, Available), Release(7), Done, None),
+            (at(1, Leased(7)), Break, Done, Some(at(1, Broken(7)))),
+            (at(1, Broken(7)), Break, Done, Some(at(1, Broken(7)))),
+            (at(1, Available), Break, Failed, Some(at(1, Available))),
+            (at(1, Available), Break, Done, None),
+            (at(1, Leased(7)), Write(2), Failed, Some(at(1, Leased(7)))),
+            (at(1, Leased(7)), Write(2), Done, None),
+            (at(1, Broken(7)), Write(2), Done, Some(at(2, Available))),
+            (
+                at(1, Leased(7)),
+                Cas { expect: 1, new: 2 },
+                Failed,
+                Some(at(1, Leased(7))),
+            ),
+            (
+                at(1, Leased(7)),
+                Read,
+                read(Some(1)),
+                Some(at(1, Leased(7))),
+            ),
+            (
+                at(1, Leased(7)),
+                Acquire(8),
+                Outcome::Unknown,
+                Some(at(1, Leased(7))),
+            ),
+            (
+                at(1, Leased(7)),
+                Release(7),
+                Outcome::Unknown,
+                Some(at(1, Available)),
+            ),
+        ];
+        for (state, o, outcome, want) in table {
+            assert_eq!(
                 step(*state, *o, *outcome),
                 *want,
                 "{state:?} {o:?} {outcome:?}"
             );
+        }
+    }
+
+    /// Lease histories with and without a linearization: what a store that
+    /// decided lease actions outside one transaction would record.
+    #[test]
+    fn lease_histories_are_checked() {
+        let good: Vec<(&str, Vec<Operation>)> = vec![
+            (
+                "two acquires race, one wins",
+                vec![
+                    op("k", Create(1), Done, 0, 1),
+                    op("k", Acquire(7), Done, 2, 10),
+                    op("k", Acquire(8), Failed, 3, 9),
+                    op("k", Renew(7), Done, 11, 12),
+                ],
+            ),
+            (
+                "a break lets another acquire",
+                vec![
+                    op("k", Create(1), Done, 0, 1),
+                    op("k", Acquire(7), Done, 2, 3),
+                    op("k", Break, Done, 4, 5),
+                    op("k", Acquire(8), Done, 6, 7),
+                    op("k", Release(7), Failed, 8, 9),
+                ],
+            ),
+            (
+                "an unanswered release may have happened",
+                vec![
+                    op("k", Create(1), Done, 0, 1),
+                    op("k", Acquire(7), Done, 2, 3),
+                    lost("k", Release(7), 4),
+                    op("k", Write(2), Done, 5, 6),
+                ],
+            ),
+        ];
+        for (name, history) in good {
+            assert_eq!(check(&history), Ok(()), "{name}");
+        }
+        let bad: Vec<(&str, Vec<Operation>)> = vec![
+            (
+                "two acquires with different ids both succeed",
+                vec![
+                    op("k", Create(1), Done, 0, 1),
+                    op("k", Acquire(7), Done, 2, 10),
+                    op("k", Acquire(8), Done, 3, 9),
+                ],
+            ),
+            (
+                "a write without the lease id succeeds on a leased blob",
+                vec![
+                    op("k", Create(1), Done, 0, 1),
+                    op("k", Acquire(7), Done, 2, 3),
+                    op("k", Write(2), Done, 4, 5),
+                ],
+            ),
+            (
+                "a renew succeeds after the lease was broken",
+                vec![
+                    op("k", Create(1), Done, 0, 1),
+                    op("k", Acquire(7), Done, 2, 3),
+                    op("k", Break, Done, 4, 5),
+                    op("k", Renew(7), Done, 6, 7),
+                ],
+            ),
+            (
+                "a released lease is renewed",
+                vec![
+                    op("k", Create(1), Done, 0, 1),
+                    op("k", Acquire(7), Done, 2, 3),
+                    op("k", Release(7), Done, 4, 5),
+                    op("k", Renew(7), Done, 6, 7),
+                ],
+            ),
+            (
+                "an acquire is refused on a blob nobody leased",
+                vec![
+                    op("k", Create(1), Done, 0, 1),
+                    op("k", Acquire(7), Failed, 2, 3),
+                ],
+            ),
+            (
+                "a break of a held lease is refused",
+                vec![
+                    op("k", Create(1), Done, 0, 1),
+                    op("k", Acquire(7), Done, 2, 3),
+                    op("k", Break, Failed, 4, 5),
+                ],
+            ),
+        ];
+        for (name, history) in bad {
+            assert!(check(&history).is_err(), "{name} passed");
         }
     }
 

@@ -56,6 +56,27 @@ const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// Connections per node to a PostgreSQL metadata database.
 const PG_CONNECTIONS: usize = 8;
 
+/// How long a request waits for the PostgreSQL metadata database before it
+/// is answered 503, whatever the database is doing: within the 30 seconds
+/// the service gives an operation by default. The database's own limits
+/// ([`pg::STATEMENT_TIMEOUT`], [`pg::CONNECT_TIMEOUT`]) end a call sooner;
+/// this one is for a database that stops answering without closing the
+/// connection.
+const PG_DEADLINE: std::time::Duration = std::time::Duration::from_secs(25);
+
+/// Waits for a call on the blocking pool, at most [`PG_DEADLINE`]. The
+/// call itself goes on until the database's limits end it; if it is a
+/// write, its outcome is unknown to the client, as with any timeout.
+async fn within_deadline<T>(call: tokio::task::JoinHandle<Result<T>>) -> Result<T> {
+    match tokio::time::timeout(PG_DEADLINE, call).await {
+        Ok(out) => out?,
+        Err(_) => Err(crate::Error::Unavailable(format!(
+            "no answer within {} s",
+            PG_DEADLINE.as_secs()
+        ))),
+    }
+}
+
 /// Where the metadata lives.
 #[derive(Clone, Debug)]
 enum Backend {
@@ -147,11 +168,12 @@ impl Db {
     {
         let started = self.start();
         let backend = self.backend.clone();
-        let out = tokio::task::spawn_blocking(move || match backend {
-            Backend::Sqlite(pool) => pool.read(f),
-            Backend::Postgres(pool) => pool.read(f),
-        })
-        .await?;
+        let out = match backend {
+            Backend::Sqlite(pool) => tokio::task::spawn_blocking(move || pool.read(f)).await?,
+            Backend::Postgres(pool) => {
+                within_deadline(tokio::task::spawn_blocking(move || pool.read(f))).await
+            }
+        };
         self.observed(MetadataCall::Read, started);
         out
     }
@@ -214,9 +236,41 @@ impl Db {
             }),
             Backend::Postgres(pool) => {
                 let pool = Arc::clone(pool);
-                tokio::task::spawn_blocking(move || pool.write(f)).await?
+                within_deadline(tokio::task::spawn_blocking(move || pool.write(f))).await
             }
         };
+        self.observed(MetadataCall::Write, started);
+        self.space.observe(out)
+    }
+
+    /// Like [`Db::write`], for a closure that may run more than once: in
+    /// cluster mode a transaction that lost its connection before the
+    /// commit was sent, or lost a race (serialization failure, deadlock),
+    /// runs it again in a new transaction, a bounded number of times. (A
+    /// [`Db::write`] closure is run again only when the transaction failed
+    /// before it ran.)
+    pub(crate) async fn write_again<F, T>(&self, f: F) -> Result<T>
+    where
+        F: FnMut(&dyn Sql) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.space.admit().await?;
+        self.write_again_reserved(f).await
+    }
+
+    /// [`Db::write_again`] on the room kept in reserve, as
+    /// [`Db::write_reserved`].
+    pub(crate) async fn write_again_reserved<F, T>(&self, f: F) -> Result<T>
+    where
+        F: FnMut(&dyn Sql) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let Backend::Postgres(pool) = &self.backend else {
+            return self.write_reserved(f).await;
+        };
+        let started = self.start();
+        let pool = Arc::clone(pool);
+        let out = within_deadline(tokio::task::spawn_blocking(move || pool.write_again(f))).await;
         self.observed(MetadataCall::Write, started);
         self.space.observe(out)
     }

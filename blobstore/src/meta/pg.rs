@@ -12,11 +12,13 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::time::Duration;
 
 use bytes::BytesMut;
+use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
-use postgres::{Client, IsolationLevel, NoTls, Statement, Transaction};
+use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
 
 use super::sql::{Dialect, Sql, SqlRow, Value, ValueRef, dollar_placeholders};
 use crate::{Error, Result};
@@ -24,11 +26,36 @@ use crate::{Error, Result};
 /// The advisory lock every write transaction takes ("stowage!" in ASCII).
 const WRITE_LOCK: i64 = 0x73_74_6f_77_61_67_65_21;
 
+/// How long a node waits for a connection to the database (the TCP or
+/// socket connect and the start-up exchange) before it gives up.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The server-side limit on one statement (`statement_timeout`), the wait
+/// for the write lock included: a statement that runs longer is cancelled
+/// and its request answered 503.
+pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A session left idle inside a transaction this long (a node that stopped
+/// half-way, holding the write lock) is ended by the database, which rolls
+/// the transaction back and frees the lock.
+pub(crate) const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Attempts at one transaction when it fails in a way that running it again
+/// can cure (a lost connection before the commit was sent, a serialization
+/// failure or a deadlock), and the pauses between them.
+const BACKOFF: [Duration; 3] = [
+    Duration::from_millis(50),
+    Duration::from_millis(250),
+    Duration::from_millis(1000),
+];
+
 /// One connection to the metadata database.
 pub(crate) struct PgConnection {
-    url: String,
+    config: Config,
     client: Client,
     statements: HashMap<String, Statement>,
+    /// The last transaction lost the connection: connect again first.
+    broken: bool,
 }
 
 impl std::fmt::Debug for PgConnection {
@@ -41,10 +68,12 @@ impl PgConnection {
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB`, or the key=value
     /// form; `host` may be a directory holding the server's socket).
     pub(crate) fn connect(url: &str) -> Result<PgConnection> {
+        let config = with_timeouts(url.parse()?);
         Ok(PgConnection {
-            url: url.to_owned(),
-            client: Client::connect(url, NoTls)?,
+            client: config.connect(NoTls)?,
+            config,
             statements: HashMap::new(),
+            broken: false,
         })
     }
 
@@ -56,45 +85,124 @@ impl PgConnection {
     /// what was committed before the lock was granted (a SERIALIZABLE
     /// snapshot would be taken by the statement that waits for the lock,
     /// and so miss the write that held it).
+    ///
+    /// `f` runs once: when the transaction fails before `f` was called (the
+    /// connection found lost by BEGIN or by the lock), it is tried again on
+    /// a new connection; once `f` has run, a failure is the caller's
+    /// ([`PgConnection::write_again`] runs a closure that may run twice).
     pub(crate) fn write<T>(&mut self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
-        let mut f = Some(f);
-        self.run(IsolationLevel::ReadCommitted, &mut |sql| {
-            sql.execute(&format!("SELECT pg_advisory_xact_lock({WRITE_LOCK})"), &[])?;
-            (f.take().expect("a write runs once"))(sql)
-        })
+        let f = RefCell::new(Some(f));
+        self.run(
+            IsolationLevel::ReadCommitted,
+            &mut |sql| {
+                take_write_lock(sql)?;
+                let f = f.borrow_mut().take().ok_or_else(ran_once)?;
+                f(sql)
+            },
+            &|| f.borrow().is_some(),
+        )
     }
 
-    /// Runs `f` in a read-only transaction (one snapshot for all its reads).
+    /// [`PgConnection::write`] for a closure that may run again: a lost
+    /// connection before the commit was sent, a serialization failure or a
+    /// deadlock run it again in a new transaction (a bounded number of
+    /// times).
+    pub(crate) fn write_again<T>(&mut self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        self.run(
+            IsolationLevel::ReadCommitted,
+            &mut |sql| {
+                take_write_lock(sql)?;
+                f(sql)
+            },
+            &|| true,
+        )
+    }
+
+    /// Runs `f` in a read-only transaction (one snapshot for all its reads),
+    /// again on a new connection when the transaction failed before `f` ran.
     pub(crate) fn read<T>(&mut self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
-        let mut f = Some(f);
-        self.run(IsolationLevel::RepeatableRead, &mut |sql| {
-            (f.take().expect("a read runs once"))(sql)
-        })
+        let f = RefCell::new(Some(f));
+        self.run(
+            IsolationLevel::RepeatableRead,
+            &mut |sql| {
+                let f = f.borrow_mut().take().ok_or_else(ran_once)?;
+                f(sql)
+            },
+            &|| f.borrow().is_some(),
+        )
     }
 
+    /// Runs `f` in a transaction, and again (after a pause) when the
+    /// attempt failed in a way a new attempt can cure and `rerunnable` says
+    /// `f` can run again.
     fn run<T>(
         &mut self,
         isolation: IsolationLevel,
         f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
+        rerunnable: &dyn Fn() -> bool,
     ) -> Result<T> {
-        if self.client.is_closed() {
+        let mut pauses = BACKOFF.iter();
+        loop {
+            let failure = match self.attempt(isolation, f) {
+                Ok(out) => return Ok(out),
+                Err(failure) => failure,
+            };
+            let (error, retry) = match failure {
+                Failure::Before(e) => {
+                    let retry = retryable(&e) && rerunnable();
+                    (e, retry)
+                }
+                Failure::AtCommit(e) => {
+                    // The commit was sent: only the database saying it
+                    // rolled back makes another attempt safe.
+                    let retry = matches!(&e, Error::Postgres(p) if rolled_back(p)) && rerunnable();
+                    (e, retry)
+                }
+            };
+            if error.is_unavailable() {
+                self.broken = true;
+            }
+            match pauses.next() {
+                Some(pause) if retry => std::thread::sleep(*pause),
+                _ => return Err(error),
+            }
+        }
+    }
+
+    fn attempt<T>(
+        &mut self,
+        isolation: IsolationLevel,
+        f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
+    ) -> std::result::Result<T, Failure> {
+        if self.broken || self.client.is_closed() {
             // The database went away (a restart, a failover): connect
             // again; the prepared statements went with the old session.
-            self.client = Client::connect(&self.url, NoTls)?;
+            self.client = self
+                .config
+                .connect(NoTls)
+                .map_err(|e| Failure::Before(e.into()))?;
             self.statements.clear();
+            self.broken = false;
         }
         let tx = self
             .client
             .build_transaction()
             .isolation_level(isolation)
             .read_only(matches!(isolation, IsolationLevel::RepeatableRead))
-            .start()?;
+            .start()
+            .map_err(|e| Failure::Before(e.into()))?;
         let session = PgSession {
             tx: RefCell::new(tx),
             statements: RefCell::new(&mut self.statements),
         };
-        let out = f(&session)?;
-        session.tx.into_inner().commit()?;
+        // A failure rolls the transaction back (the transaction is dropped
+        // unfinished): nothing of it becomes visible.
+        let out = f(&session).map_err(Failure::Before)?;
+        session
+            .tx
+            .into_inner()
+            .commit()
+            .map_err(|e| Failure::AtCommit(e.into()))?;
         Ok(out)
     }
 
@@ -102,6 +210,105 @@ impl PgConnection {
     /// transaction of ours.
     pub(crate) fn batch(&mut self, batch: &str) -> Result<()> {
         Ok(self.client.batch_execute(batch)?)
+    }
+}
+
+/// How an attempt at a transaction failed.
+enum Failure {
+    /// Before its commit was sent: the database rolled it back (or will,
+    /// when it notices the connection is gone).
+    Before(Error),
+    /// While committing: whether it committed is not known, unless the
+    /// database answered that it rolled back.
+    AtCommit(Error),
+}
+
+fn take_write_lock(sql: &dyn Sql) -> Result<()> {
+    sql.execute(&format!("SELECT pg_advisory_xact_lock({WRITE_LOCK})"), &[])?;
+    Ok(())
+}
+
+fn ran_once() -> Error {
+    Error::Internal("a metadata call that runs once was asked to run again".into())
+}
+
+/// `config` with the timeouts of cluster mode, where the connection string
+/// does not set its own: [`CONNECT_TIMEOUT`], TCP keep-alives (a database
+/// host that vanished is noticed), and the server-side
+/// [`STATEMENT_TIMEOUT`] and [`IDLE_IN_TRANSACTION_TIMEOUT`].
+fn with_timeouts(mut config: Config) -> Config {
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(STATEMENT_TIMEOUT);
+    }
+    config
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(10));
+    let mut options = config.get_options().unwrap_or_default().to_owned();
+    for (name, value) in [
+        ("statement_timeout", STATEMENT_TIMEOUT),
+        (
+            "idle_in_transaction_session_timeout",
+            IDLE_IN_TRANSACTION_TIMEOUT,
+        ),
+    ] {
+        if !options.contains(name) {
+            options.push_str(&format!(" -c {name}={}", value.as_millis()));
+        }
+    }
+    config.options(options.trim());
+    config
+}
+
+/// The database refused or lost the request in a way that says "not now"
+/// rather than "wrong": it cannot be reached, it is shutting down or
+/// starting, it is out of connections, a statement ran out of time, or the
+/// transaction lost a race (serialization failure, deadlock). Answered 503
+/// ServerBusy; the client's retry may succeed.
+pub(crate) fn unavailable(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(code) = e.code() {
+        let class = &code.code()[..2];
+        return class == "08" // connection exception
+            || class == "53" // insufficient resources (too many connections)
+            || class == "57" // operator intervention: shutdown, cancel, timeout
+            || rolled_back(e)
+            || *code == SqlState::LOCK_NOT_AVAILABLE
+            || *code == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT;
+    }
+    // No answer from the server at all: the socket failed, the connect
+    // failed or timed out.
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.downcast_ref::<std::io::Error>().is_some() {
+            return true;
+        }
+        source = s.source();
+    }
+    let text = e.to_string();
+    text.starts_with("timeout waiting for server") || text.starts_with("error connecting to server")
+}
+
+/// The database rolled the transaction back because it lost a race: a
+/// serialization failure or a deadlock. Running it again is safe.
+fn rolled_back(e: &postgres::Error) -> bool {
+    e.code().is_some_and(|c| {
+        *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+    })
+}
+
+/// Whether a failed transaction may succeed when run again: the database
+/// was unreachable or lost the connection, or the transaction lost a race.
+fn retryable(e: &Error) -> bool {
+    match e {
+        Error::Postgres(p) => {
+            unavailable(p) && p.code().is_none_or(|c| *c != SqlState::QUERY_CANCELED)
+        }
+        _ => false,
     }
 }
 
@@ -348,13 +555,17 @@ impl PgPool {
     pub(crate) fn write<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
         self.connection().write(f)
     }
+
+    pub(crate) fn write_again<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
+        self.connection().write_again(f)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::meta::sql::vals;
-    use crate::testing::TempPostgres;
+    use crate::testing::{Shutdown, TempPostgres};
 
     /// The same statements give the same answers on SQLite and PostgreSQL:
     /// text sorts by bytes, NULL parameters compare as NULL, booleans are
@@ -422,6 +633,135 @@ mod tests {
             })
             .unwrap();
         assert_eq!(sums, [1, 3, 6]);
+    }
+
+    /// Ends every other session of the database (as a restart of the
+    /// database does to a node's pooled connections).
+    fn terminate_others(url: &str) {
+        let mut admin = PgConnection::connect(url).unwrap();
+        admin
+            .batch(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            )
+            .unwrap();
+    }
+
+    fn count(conn: &mut PgConnection) -> i64 {
+        conn.read(|sql| {
+            sql.query_value::<i64>("SELECT COUNT(*) FROM t", &[])?
+                .ok_or_else(crate::meta::sql::no_rows)
+        })
+        .unwrap()
+    }
+
+    /// A connection lost while idle in the pool (the database restarted) is
+    /// replaced when the next transaction finds it lost, before its closure
+    /// ran: the caller sees nothing of it.
+    #[test]
+    fn a_connection_lost_while_idle_is_replaced_without_an_error() {
+        let pg = TempPostgres::start().unwrap();
+        let url = pg.new_database().unwrap();
+        let mut conn = PgConnection::connect(&url).unwrap();
+        conn.batch("CREATE TABLE t (n BIGINT)").unwrap();
+        terminate_others(&url);
+        let mut runs = 0;
+        conn.write(|sql| {
+            runs += 1;
+            sql.execute("INSERT INTO t (n) VALUES (1)", &[])
+        })
+        .unwrap();
+        assert_eq!(runs, 1);
+        terminate_others(&url);
+        assert_eq!(count(&mut conn), 1);
+    }
+
+    /// A connection lost inside the closure: a closure that may run again
+    /// runs again in a new transaction, one that runs once fails with an
+    /// error the server answers 503, and its first statements are not
+    /// committed.
+    #[test]
+    fn a_connection_lost_inside_a_write_is_retried_only_when_the_write_can_run_again() {
+        let pg = TempPostgres::start().unwrap();
+        let url = pg.new_database().unwrap();
+        let mut conn = PgConnection::connect(&url).unwrap();
+        conn.batch("CREATE TABLE t (n BIGINT)").unwrap();
+        let lose_connection = |sql: &dyn Sql| -> Result<()> {
+            sql.execute("INSERT INTO t (n) VALUES (1)", &[])?;
+            sql.execute("SELECT pg_terminate_backend(pg_backend_pid())", &[])?;
+            Ok(())
+        };
+
+        let mut runs = 0;
+        conn.write_again(|sql| {
+            runs += 1;
+            if runs == 1 {
+                lose_connection(sql)?;
+            }
+            sql.execute("INSERT INTO t (n) VALUES (2)", &[])
+        })
+        .unwrap();
+        assert_eq!(runs, 2);
+        assert_eq!(count(&mut conn), 1, "only the second run committed");
+
+        let once = conn.write(|sql| {
+            lose_connection(sql)?;
+            sql.execute("INSERT INTO t (n) VALUES (3)", &[])
+        });
+        let e = once.unwrap_err();
+        assert!(e.is_unavailable(), "{e:?}");
+        assert_eq!(count(&mut conn), 1, "nothing of the lost write is visible");
+    }
+
+    /// A serialization failure is retried; one that keeps failing ends in
+    /// an error the server answers 503, after a bounded number of runs.
+    #[test]
+    fn serialization_failures_are_retried_a_bounded_number_of_times() {
+        let pg = TempPostgres::start().unwrap();
+        let url = pg.new_database().unwrap();
+        let mut conn = PgConnection::connect(&url).unwrap();
+        let fail = "DO $$ BEGIN RAISE EXCEPTION 'lost a race' USING ERRCODE = '40001'; END $$";
+        let mut runs = 0;
+        let out = conn.write_again(|sql| {
+            runs += 1;
+            if runs < 3 {
+                sql.execute(fail, &[])?;
+            }
+            Ok(runs)
+        });
+        assert_eq!(out.unwrap(), 3);
+        let mut runs = 0;
+        let e = conn
+            .write_again(|sql| {
+                runs += 1;
+                sql.execute(fail, &[])
+            })
+            .unwrap_err();
+        assert!(e.is_unavailable(), "{e:?}");
+        assert_eq!(runs, 1 + BACKOFF.len());
+    }
+
+    /// While the database is down a call fails at once with an error the
+    /// server answers 503; once it is back the same connection serves again.
+    #[test]
+    fn a_stopped_database_fails_fast_and_serves_again_after_its_restart() {
+        let pg = TempPostgres::start().unwrap();
+        let url = pg.new_database().unwrap();
+        let mut conn = PgConnection::connect(&url).unwrap();
+        conn.batch("CREATE TABLE t (n BIGINT)").unwrap();
+        for how in [Shutdown::Fast, Shutdown::Immediate] {
+            pg.stop(how);
+            let started = std::time::Instant::now();
+            let e = conn
+                .write(|sql| sql.execute("INSERT INTO t (n) VALUES (1)", &[]))
+                .unwrap_err();
+            assert!(e.is_unavailable(), "{e:?}");
+            assert!(started.elapsed() < CONNECT_TIMEOUT + Duration::from_secs(3));
+            pg.start_again().unwrap();
+            conn.write(|sql| sql.execute("INSERT INTO t (n) VALUES (1)", &[]))
+                .unwrap();
+        }
+        assert_eq!(count(&mut conn), 2);
     }
 
     /// Nodes starting together migrate once; a second start finds the schema.

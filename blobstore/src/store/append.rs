@@ -219,7 +219,7 @@ impl Store {
         let result = self
             .inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let mut row = require_committed(tx, cid, &input.blob, None, now)?;
@@ -232,7 +232,7 @@ impl Store {
                     tx,
                     row.id,
                     &ExtentRef {
-                        extent: id.unwrap_or_default(),
+                        extent: id.clone().unwrap_or_default(),
                         len: written.len,
                         block_id: None,
                     },

@@ -322,7 +322,7 @@ impl Store {
         let (id, inline) = (written.id.clone(), written.inline.clone());
         self.inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let container_id =
                     meta::container_id(tx, &input.account, input.container.as_str())?;
                 super::expiry::purge_if_expired(tx, container_id, input.blob.as_str(), now)?;
@@ -359,7 +359,7 @@ impl Store {
                     tier: TierRecord::written(input.access_tier),
                     copy: None,
                     lease,
-                    extents,
+                    extents: extents.clone(),
                     version_id: None,
                 };
                 let keeping = store.keeping(tx, &input.account)?;
@@ -429,12 +429,15 @@ impl Store {
             })
             .await?;
         let body = match (pieces, guard) {
-            (Some(pieces), Some(guard)) => BlobBody::new(
-                self.inner.extents.clone(),
-                self.inner.db.clone(),
-                pieces,
-                guard,
-            ),
+            (Some(pieces), Some(guard)) => {
+                BlobBody::opened(
+                    self.inner.extents.clone(),
+                    self.inner.db.clone(),
+                    pieces,
+                    guard,
+                )
+                .await?
+            }
             _ => BlobBody::empty(),
         };
         let mut properties = blob_properties(row, now);

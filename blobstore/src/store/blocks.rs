@@ -243,7 +243,7 @@ impl Store {
         let result = self
             .inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
@@ -296,7 +296,7 @@ impl Store {
                 WrittenExtent::store_inline(Some(&extent), inline.as_ref(), tx)?;
                 let block = BlockRow {
                     block_id: input.block_id.as_str().to_owned(),
-                    extent,
+                    extent: extent.clone(),
                     len: written.len,
                 };
                 if let Some(old) = meta::stage_block(tx, blob_id, &block, now)? {
@@ -330,7 +330,7 @@ impl Store {
         let store = self.clone();
         self.inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;

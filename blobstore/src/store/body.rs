@@ -158,6 +158,31 @@ impl BlobBody {
         }
     }
 
+    /// [`BlobBody::new`] with its first piece opened already: when the
+    /// object store cannot give the first object, the request fails here,
+    /// before its answer has begun, and is answered 500 InternalError
+    /// instead of a 200 whose body breaks off. (A later object that fails
+    /// can only end the connection: the status is sent by then.)
+    pub(crate) async fn opened(
+        extents: Extents,
+        db: Db,
+        mut pieces: Vec<Piece>,
+        pins: PinGuard,
+    ) -> Result<BlobBody> {
+        if !matches!(pieces.first(), Some(Piece::Object(..))) {
+            return Ok(BlobBody::new(extents, db, pieces, pins));
+        }
+        let Piece::Object(id, r) = pieces.remove(0) else {
+            unreachable!("the first piece is an object")
+        };
+        let first = extents.read(&id, r).await?;
+        let rest = BlobBody::new(extents, db, pieces, pins);
+        Ok(BlobBody {
+            inner: first.chain(rest.inner).boxed(),
+            _pins: rest._pins,
+        })
+    }
+
     /// An empty body.
     pub(crate) fn empty() -> BlobBody {
         BlobBody {

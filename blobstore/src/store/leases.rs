@@ -55,7 +55,7 @@ impl Store {
         let generated = LeaseId::random();
         self.inner
             .db
-            .write_reserved(move |tx| {
+            .write_again_reserved(move |tx| {
                 let container_id =
                     meta::container_id(tx, &input.account, input.container.as_str())?;
                 let mut row = meta::get_blob(tx, container_id, input.blob.as_str(), None)?
