@@ -211,7 +211,11 @@ impl<'a> Headers<'a> {
         };
         match decode_crc64(v) {
             Crc64Header::Value(crc) => Ok(Some(crc)),
-            Crc64Header::TooLong => Err(stowage_blobstore::Error::Crc64Mismatch.into()),
+            Crc64Header::TooLong => Err(stowage_blobstore::Error::Crc64Mismatch {
+                expected: None,
+                computed: None,
+            }
+            .into()),
             Crc64Header::Invalid => Err(ApiError::InvalidHeaderValue {
                 name: name.to_owned(),
                 value: v.to_owned(),
