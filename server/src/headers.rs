@@ -326,13 +326,16 @@ impl<'a> Headers<'a> {
 
     /// A `true`/`false` header; absent is `false`.
     pub(crate) fn flag(&self, name: &str) -> Result<bool, ApiError> {
-        Ok(self
-            .parse(name, |v| match v.trim() {
-                "true" | "True" | "TRUE" => Some(true),
-                "false" | "False" | "FALSE" => Some(false),
-                _ => None,
-            })?
-            .unwrap_or(false))
+        Ok(self.optional_flag(name)?.unwrap_or(false))
+    }
+
+    /// A `true`/`false` header; absent is `None`.
+    pub(crate) fn optional_flag(&self, name: &str) -> Result<Option<bool>, ApiError> {
+        self.parse(name, |v| match v.trim() {
+            "true" | "True" | "TRUE" => Some(true),
+            "false" | "False" | "FALSE" => Some(false),
+            _ => None,
+        })
     }
 }
 

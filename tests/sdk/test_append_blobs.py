@@ -165,3 +165,31 @@ def test_create_stores_a_stated_blob_md5_of_any_length(container):
     page = container.get_blob_client("stated-md5-page")
     page.create_page_blob(size=512, content_settings=settings)
     assert bytes(page.get_blob_properties().content_settings.content_md5) == stated
+
+
+def test_copies_keep_the_seal_unless_told_otherwise(container):
+    """As the service's SDK live tests find it: a copy of a sealed append
+    blob is sealed, with seal_destination_blob=False it is open (no
+    x-ms-blob-sealed, so None) and takes appends; an open blob says
+    nothing of sealing."""
+    source = container.get_blob_client("sealed-source")
+    source.create_append_blob()
+    source.append_block(b"abc")
+    assert source.get_blob_properties().is_append_blob_sealed is None
+    source.seal_append_blob()
+
+    kept = container.get_blob_client("kept")
+    kept.start_copy_from_url(source.url)
+    assert kept.get_blob_properties().is_append_blob_sealed is True
+    with raises(HttpResponseError, 409, "BlobIsSealed"):
+        kept.append_block(b"more")
+
+    opened = container.get_blob_client("opened")
+    opened.start_copy_from_url(source.url, seal_destination_blob=False)
+    assert opened.get_blob_properties().is_append_blob_sealed is None
+    opened.append_block(b"more")
+    assert opened.download_blob().readall() == b"abcmore"
+
+    sealed = container.get_blob_client("sealed")
+    sealed.start_copy_from_url(source.url, seal_destination_blob=True)
+    assert sealed.get_blob_properties().is_append_blob_sealed is True
