@@ -124,15 +124,16 @@ def test_upload_blob_as_append_blob(make_service, container):
 
 
 def test_seal_append_blob(container):
-    """Append Blob Seal: 200 with x-ms-blob-sealed true and the ETag
-    unchanged; the properties and the listing say sealed; an append then
-    answers 409 BlobIsSealed."""
+    """Append Blob Seal: 200 with x-ms-blob-sealed true and a new ETag (as
+    the service's recorded answers show); the properties and the listing
+    say sealed; an append then answers 409 BlobIsSealed."""
     blob = container.get_blob_client("sealed")
     blob.create_append_blob()
     appended = blob.append_block(b"final\n")
     sealed = blob.seal_append_blob()
     assert sealed["blob_sealed"] is True
-    assert sealed["etag"] == appended["etag"]
+    assert sealed["etag"] != appended["etag"]
+    assert blob.get_blob_properties().etag == sealed["etag"]
     assert blob.get_blob_properties().is_append_blob_sealed is True
     with raises(HttpResponseError, 409, "BlobIsSealed"):
         blob.append_block(b"more\n")

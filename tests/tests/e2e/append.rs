@@ -559,15 +559,27 @@ async fn a_sealed_append_blob_takes_no_more_appends() {
     // An open append blob carries no x-ms-blob-sealed (the service's SDK
     // live tests read it as absent).
     assert_eq!(before.header("x-ms-blob-sealed"), None);
+    server.clock.advance(std::time::Duration::from_secs(2));
     let r = seal(&c, &ctr, "log", &[]).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.header("x-ms-blob-sealed").as_deref(), Some("true"));
-    // Sealing changes neither the ETag nor Last-Modified.
-    assert_eq!(r.header("etag"), before.header("etag"));
-    assert_eq!(r.header("last-modified"), before.header("last-modified"));
-    // Again: still 200.
-    let r = seal(&c, &ctr, "log", &[]).await;
-    assert_eq!(r.status, 200, "{}", r.text());
+    // Sealing is a write: a new ETag and Last-Modified, as the service's
+    // recorded answers show (the reference says otherwise).
+    assert_ne!(r.header("etag"), before.header("etag"));
+    let now = {
+        use stowage_blobstore::Clock as _;
+        httpdate::fmt_http_date(server.clock.now())
+    };
+    assert_eq!(r.header("last-modified"), Some(now.clone()));
+    let sealed = c.head(&format!("/{ctr}/log")).send().await;
+    assert_eq!(sealed.header("etag"), r.header("etag"));
+    assert_eq!(sealed.header("last-modified"), Some(now));
+    // Again: still 200, and nothing changes.
+    server.clock.advance(std::time::Duration::from_secs(2));
+    let again = seal(&c, &ctr, "log", &[]).await;
+    assert_eq!(again.status, 200, "{}", again.text());
+    assert_eq!(again.header("etag"), r.header("etag"));
+    assert_eq!(again.header("last-modified"), r.header("last-modified"));
     let r = append_with(&c, &ctr, "log", b"two", &[]).await;
     r.assert_error(409, "BlobIsSealed");
     for r in [
