@@ -85,7 +85,13 @@ pub enum Error {
     #[error(
         "The CRC64 value specified in the request did not match the CRC64 value calculated by the server."
     )]
-    Crc64Mismatch,
+    Crc64Mismatch {
+        /// The CRC the client sent; `None` when the header held more than
+        /// eight bytes, so that no CRC could match and the body was not read.
+        expected: Option<u64>,
+        /// What the body hashed to (`None` when it was not read).
+        computed: Option<u64>,
+    },
     /// Reading or changing the content or properties of an archived blob.
     #[error("This operation is not permitted on an archived blob.")]
     BlobArchived,

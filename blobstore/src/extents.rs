@@ -110,7 +110,10 @@ pub(crate) fn check_md5(expected: Option<[u8; 16]>, computed: [u8; 16]) -> Resul
 /// `Crc64Mismatch` when they differ.
 pub(crate) fn check_crc64(expected: Option<u64>, computed: u64) -> Result<()> {
     match expected {
-        Some(expected) if expected != computed => Err(Error::Crc64Mismatch),
+        Some(expected) if expected != computed => Err(Error::Crc64Mismatch {
+            expected: Some(expected),
+            computed: Some(computed),
+        }),
         _ => Ok(()),
     }
 }

@@ -150,7 +150,7 @@ async fn purged_versions_free_only_what_nothing_else_shares(store: &Store, clock
         lease_id: None,
         access_tier: None,
         expected_md5: None,
-        seal: false,
+        seal: None,
         rehydrate: None,
         tags: Default::default(),
     };

@@ -472,7 +472,11 @@ mod tests {
         .unwrap();
         assert_eq!(c.blob_port, 0);
         assert!(c.loose && c.skip_api_version_check && c.in_memory_persistence && c.silent);
+        assert!(c.disable_product_style_url);
         assert_eq!(c.store_config().location, None);
+        // Product-style URLs are served unless the flag is given.
+        let c = Config::try_parse_from(["stowage-server"]).unwrap();
+        assert!(!c.disable_product_style_url && !c.loose);
     }
 
     /// Every flag of `azurite` and `azurite-blob` 3.37 parses; each one

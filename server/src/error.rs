@@ -595,11 +595,21 @@ fn store_answer(e: &StoreError) -> ErrorAnswer {
         )
         .with("UserSpecifiedMd5", b64(expected))
         .with("ServerCalculatedMd5", b64(computed)),
-        StoreError::Crc64Mismatch => answer(
-            400,
-            "Crc64Mismatch",
-            "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.",
-        ),
+        StoreError::Crc64Mismatch { expected, computed } => {
+            let mut a = answer(
+                400,
+                "Crc64Mismatch",
+                "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.",
+            );
+            // Both values as the service names them, in the header's own
+            // encoding (base64 of the CRC's eight bytes).
+            if let (Some(expected), Some(computed)) = (expected, computed) {
+                a = a
+                    .with("UserSpecifiedCrc", b64(&stowage_blobstore::Crc64::to_bytes(*expected)))
+                    .with("ServerCalculatedCrc", b64(&stowage_blobstore::Crc64::to_bytes(*computed)));
+            }
+            a
+        }
         StoreError::BlobArchived => answer(
             409,
             "BlobArchived",
@@ -954,7 +964,15 @@ mod tests {
                 "RequestBodyTooLarge",
             ),
             (ApiError::UnsupportedHttpVerb, 405, "UnsupportedHttpVerb"),
-            (StoreError::Crc64Mismatch.into(), 400, "Crc64Mismatch"),
+            (
+                StoreError::Crc64Mismatch {
+                    expected: Some(1),
+                    computed: Some(2),
+                }
+                .into(),
+                400,
+                "Crc64Mismatch",
+            ),
             (StoreError::BlobIsSealed.into(), 409, "BlobIsSealed"),
             (StoreError::BlobArchived.into(), 409, "BlobArchived"),
             (

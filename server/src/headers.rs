@@ -211,7 +211,11 @@ impl<'a> Headers<'a> {
         };
         match decode_crc64(v) {
             Crc64Header::Value(crc) => Ok(Some(crc)),
-            Crc64Header::TooLong => Err(stowage_blobstore::Error::Crc64Mismatch.into()),
+            Crc64Header::TooLong => Err(stowage_blobstore::Error::Crc64Mismatch {
+                expected: None,
+                computed: None,
+            }
+            .into()),
             Crc64Header::Invalid => Err(ApiError::InvalidHeaderValue {
                 name: name.to_owned(),
                 value: v.to_owned(),
@@ -322,13 +326,16 @@ impl<'a> Headers<'a> {
 
     /// A `true`/`false` header; absent is `false`.
     pub(crate) fn flag(&self, name: &str) -> Result<bool, ApiError> {
-        Ok(self
-            .parse(name, |v| match v.trim() {
-                "true" | "True" | "TRUE" => Some(true),
-                "false" | "False" | "FALSE" => Some(false),
-                _ => None,
-            })?
-            .unwrap_or(false))
+        Ok(self.optional_flag(name)?.unwrap_or(false))
+    }
+
+    /// A `true`/`false` header; absent is `None`.
+    pub(crate) fn optional_flag(&self, name: &str) -> Result<Option<bool>, ApiError> {
+        self.parse(name, |v| match v.trim() {
+            "true" | "True" | "TRUE" => Some(true),
+            "false" | "False" | "FALSE" => Some(false),
+            _ => None,
+        })
     }
 }
 

@@ -169,11 +169,11 @@ pub(crate) fn blob_properties(b: &mut HttpResponseBuilder, p: &BlobProperties) {
             p.committed_block_count.unwrap_or(0).to_string(),
         ));
     }
-    // Every append blob says whether it is sealed (the reference: "false
-    // by default", on Get Blob, Get Blob Properties and List Blobs for
-    // append blobs); other types leave it out.
-    if p.blob_type == BlobType::AppendBlob {
-        b.insert_header(("x-ms-blob-sealed", if p.sealed { "true" } else { "false" }));
+    // Only a sealed append blob says so: the reference includes the header
+    // "if the blob is sealed", and the service's SDK live tests find no
+    // header on an append blob that is not.
+    if p.blob_type == BlobType::AppendBlob && p.sealed {
+        b.insert_header(("x-ms-blob-sealed", "true"));
     }
     if let Some(page) = &p.page {
         b.insert_header((

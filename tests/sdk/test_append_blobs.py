@@ -124,15 +124,16 @@ def test_upload_blob_as_append_blob(make_service, container):
 
 
 def test_seal_append_blob(container):
-    """Append Blob Seal: 200 with x-ms-blob-sealed true and the ETag
-    unchanged; the properties and the listing say sealed; an append then
-    answers 409 BlobIsSealed."""
+    """Append Blob Seal: 200 with x-ms-blob-sealed true and a new ETag (as
+    the service's recorded answers show); the properties and the listing
+    say sealed; an append then answers 409 BlobIsSealed."""
     blob = container.get_blob_client("sealed")
     blob.create_append_blob()
     appended = blob.append_block(b"final\n")
     sealed = blob.seal_append_blob()
     assert sealed["blob_sealed"] is True
-    assert sealed["etag"] == appended["etag"]
+    assert sealed["etag"] != appended["etag"]
+    assert blob.get_blob_properties().etag == sealed["etag"]
     assert blob.get_blob_properties().is_append_blob_sealed is True
     with raises(HttpResponseError, 409, "BlobIsSealed"):
         blob.append_block(b"more\n")
@@ -165,3 +166,31 @@ def test_create_stores_a_stated_blob_md5_of_any_length(container):
     page = container.get_blob_client("stated-md5-page")
     page.create_page_blob(size=512, content_settings=settings)
     assert bytes(page.get_blob_properties().content_settings.content_md5) == stated
+
+
+def test_copies_keep_the_seal_unless_told_otherwise(container):
+    """As the service's SDK live tests find it: a copy of a sealed append
+    blob is sealed, with seal_destination_blob=False it is open (no
+    x-ms-blob-sealed, so None) and takes appends; an open blob says
+    nothing of sealing."""
+    source = container.get_blob_client("sealed-source")
+    source.create_append_blob()
+    source.append_block(b"abc")
+    assert source.get_blob_properties().is_append_blob_sealed is None
+    source.seal_append_blob()
+
+    kept = container.get_blob_client("kept")
+    kept.start_copy_from_url(source.url)
+    assert kept.get_blob_properties().is_append_blob_sealed is True
+    with raises(HttpResponseError, 409, "BlobIsSealed"):
+        kept.append_block(b"more")
+
+    opened = container.get_blob_client("opened")
+    opened.start_copy_from_url(source.url, seal_destination_blob=False)
+    assert opened.get_blob_properties().is_append_blob_sealed is None
+    opened.append_block(b"more")
+    assert opened.download_blob().readall() == b"abcmore"
+
+    sealed = container.get_blob_client("sealed")
+    sealed.start_copy_from_url(source.url, seal_destination_blob=True)
+    assert sealed.get_blob_properties().is_append_blob_sealed is True

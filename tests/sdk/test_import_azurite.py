@@ -244,7 +244,9 @@ def capture(service):
                 "metadata": props.metadata,
                 "listed_metadata": b.metadata or {},
                 "lease": lease_of(props),
-                "sealed": props.is_append_blob_sealed,
+                # Azurite sends x-ms-blob-sealed: false on an open append
+                # blob; the service and Stowage send no header (None).
+                "sealed": bool(props.is_append_blob_sealed),
                 "append_blocks": props.append_blob_committed_block_count,
                 "bytes": bc.download_blob().readall(),
             }

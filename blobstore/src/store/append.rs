@@ -108,8 +108,10 @@ fn check_append(
 }
 
 impl Store {
-    /// Append Blob Seal: no append is taken afterwards. Sealing a sealed
-    /// blob succeeds again; the ETag and Last-Modified do not change.
+    /// Append Blob Seal: no append is taken afterwards. Sealing gives the
+    /// blob a new ETag and Last-Modified, as the service's recorded answers
+    /// show (the reference says they do not change; docs/wire/blobs.md).
+    /// Sealing a sealed blob succeeds again and changes nothing.
     ///
     /// # Errors
     /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals,
@@ -138,11 +140,18 @@ impl Store {
                     return Err(Error::InvalidBlobType);
                 }
                 input.append.check(row.size, 0)?;
-                if lease != row.lease {
+                if row.sealed {
+                    if lease != row.lease {
+                        row.lease = lease;
+                        meta::update_blob_attributes(tx, &row)?;
+                    }
+                } else {
                     row.lease = lease;
-                    meta::update_blob_attributes(tx, &row)?;
-                }
-                if !row.sealed {
+                    row.version = Versioned {
+                        etag: store.inner.etags.next(now),
+                        last_modified: now,
+                    };
+                    meta::update_after_append(tx, &row)?;
                     meta::seal_blob(tx, row.id)?;
                 }
                 Ok(row.version)

@@ -72,9 +72,12 @@ pub struct CopyBlobInput {
     /// `x-ms-source-content-md5` of Copy Blob From URL: must match the
     /// source's MD5 when the source has one.
     pub expected_md5: Option<[u8; 16]>,
-    /// `x-ms-seal-blob: true`: a copy of an append blob is sealed (the
-    /// source's seal is never copied; other blob types ignore it).
-    pub seal: bool,
+    /// `x-ms-seal-blob` of a copy of an append blob: `Some(true)` seals
+    /// the copy, `Some(false)` leaves it open, `None` keeps the source's
+    /// seal, as the service does (its SDKs' live tests copy a sealed blob
+    /// without the header and find the copy sealed). Other blob types
+    /// ignore it.
+    pub seal: Option<bool>,
     /// `Some` for the asynchronous Copy Blob (with `x-ms-rehydrate-priority`,
     /// Standard when absent): an archived source may then be copied to an
     /// online `access_tier`, the destination rehydrating. `None` (Copy Blob
@@ -200,7 +203,8 @@ impl Store {
                     content: source.content.clone(),
                     metadata: input.metadata.clone().unwrap_or(source.metadata.clone()),
                     committed_block_count: source.committed_block_count,
-                    sealed: input.seal && source.blob_type == crate::BlobType::AppendBlob,
+                    sealed: source.blob_type == crate::BlobType::AppendBlob
+                        && input.seal.unwrap_or(source.sealed),
                     tier: match rehydration {
                         Some(r) => TierRecord {
                             tier: Some(AccessTier::Archive),

@@ -26,11 +26,16 @@ pub fn connection_string(value: Option<String>) -> String {
     }
 }
 
+/// The value that names the server: `arg` (the first command-line argument)
+/// when given, else `STOWAGE_BLOB_ENDPOINT`, else
+/// `AZURE_STORAGE_CONNECTION_STRING`, read through `env`.
+pub fn endpoint_value(arg: Option<String>, env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    arg.or_else(|| env("STOWAGE_BLOB_ENDPOINT"))
+        .or_else(|| env("AZURE_STORAGE_CONNECTION_STRING"))
+}
+
 /// The service client of the first argument or the environment.
 pub fn service() -> Result<BlobServiceClient, Error> {
-    let value = std::env::args()
-        .nth(1)
-        .or_else(|| std::env::var("STOWAGE_BLOB_ENDPOINT").ok())
-        .or_else(|| std::env::var("AZURE_STORAGE_CONNECTION_STRING").ok());
+    let value = endpoint_value(std::env::args().nth(1), |name| std::env::var(name).ok());
     BlobServiceClient::from_connection_string(&connection_string(value))
 }

@@ -82,8 +82,9 @@ pub(crate) fn append_conditions(ctx: &RequestContext) -> Result<AppendConditions
     })
 }
 
-/// Append Blob Seal (`comp=seal`): 200 with the blob's unchanged ETag and
-/// Last-Modified and `x-ms-blob-sealed: true`; sealing again succeeds.
+/// Append Blob Seal (`comp=seal`): 200 with the blob's new ETag and
+/// Last-Modified (unchanged when it was sealed already) and
+/// `x-ms-blob-sealed: true` (docs/wire/blobs.md#append-blob-seal).
 pub(crate) async fn seal_append_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
     ctx.forbid_snapshot()?;
     refuse_unsupported(ctx)?;

@@ -100,11 +100,12 @@ pub(crate) async fn put_block_list(
         .into());
     }
     let crc64 = Crc64::of(&bytes);
-    if transactional
-        .crc64
-        .is_some_and(|expected| expected != crc64)
-    {
-        return Err(stowage_blobstore::Error::Crc64Mismatch.into());
+    if let Some(expected) = transactional.crc64.filter(|&expected| expected != crc64) {
+        return Err(stowage_blobstore::Error::Crc64Mismatch {
+            expected: Some(expected),
+            computed: Some(crc64),
+        }
+        .into());
     }
     let mut content = h.blob_content_headers()?;
     // Like Put Blob, a blob committed without a content type gets the

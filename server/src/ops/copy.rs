@@ -336,8 +336,12 @@ pub(crate) async fn copy_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiE
         lease_id: h.lease_id()?,
         access_tier: super::blob::access_tier(ctx)?,
         expected_md5: source_md5,
-        // Sealing the destination is for the asynchronous copy only.
-        seal: !sync && h.flag("x-ms-seal-blob")?,
+        // Sealing the destination is for the asynchronous copy only;
+        // without the header the copy keeps the source's seal.
+        seal: match sync {
+            true => Some(false),
+            false => h.optional_flag("x-ms-seal-blob")?,
+        },
         rehydrate: match sync {
             true => None,
             false => Some(

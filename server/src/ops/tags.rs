@@ -36,11 +36,13 @@ pub(crate) async fn set_blob_tags(
         }
         .into());
     }
-    if transactional
-        .crc64
-        .is_some_and(|expected| expected != Crc64::of(&bytes))
-    {
-        return Err(stowage_blobstore::Error::Crc64Mismatch.into());
+    let crc64 = Crc64::of(&bytes);
+    if let Some(expected) = transactional.crc64.filter(|&expected| expected != crc64) {
+        return Err(stowage_blobstore::Error::Crc64Mismatch {
+            expected: Some(expected),
+            computed: Some(crc64),
+        }
+        .into());
     }
     let input = SetBlobTagsInput {
         account: ctx.account().to_owned(),

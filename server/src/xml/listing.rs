@@ -278,9 +278,10 @@ fn blob(
             w.element("RehydratePriority", p.as_str());
         }
     }
-    // Present for append blobs, like `x-ms-blob-sealed`.
-    if b.blob_type == BlobType::AppendBlob {
-        w.element("Sealed", if b.sealed { "true" } else { "false" });
+    // Only for a sealed append blob, like `x-ms-blob-sealed`: the
+    // service's recorded listings give an open append blob no `<Sealed>`.
+    if b.blob_type == BlobType::AppendBlob && b.sealed {
+        w.element("Sealed", "true");
     }
     if let Some(d) = &b.deleted {
         w.element("DeletedTime", &http_date(d.deleted_time));

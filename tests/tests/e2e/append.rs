@@ -556,16 +556,30 @@ async fn a_sealed_append_blob_takes_no_more_appends() {
     create_append_blob(&c, &ctr, "log").await;
     append(&c, &ctr, "log", b"one").await;
     let before = c.head(&format!("/{ctr}/log")).send().await;
-    assert_eq!(before.header("x-ms-blob-sealed").as_deref(), Some("false"));
+    // An open append blob carries no x-ms-blob-sealed (the service's SDK
+    // live tests read it as absent).
+    assert_eq!(before.header("x-ms-blob-sealed"), None);
+    server.clock.advance(std::time::Duration::from_secs(2));
     let r = seal(&c, &ctr, "log", &[]).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.header("x-ms-blob-sealed").as_deref(), Some("true"));
-    // Sealing changes neither the ETag nor Last-Modified.
-    assert_eq!(r.header("etag"), before.header("etag"));
-    assert_eq!(r.header("last-modified"), before.header("last-modified"));
-    // Again: still 200.
-    let r = seal(&c, &ctr, "log", &[]).await;
-    assert_eq!(r.status, 200, "{}", r.text());
+    // Sealing is a write: a new ETag and Last-Modified, as the service's
+    // recorded answers show (the reference says otherwise).
+    assert_ne!(r.header("etag"), before.header("etag"));
+    let now = {
+        use stowage_blobstore::Clock as _;
+        httpdate::fmt_http_date(server.clock.now())
+    };
+    assert_eq!(r.header("last-modified"), Some(now.clone()));
+    let sealed = c.head(&format!("/{ctr}/log")).send().await;
+    assert_eq!(sealed.header("etag"), r.header("etag"));
+    assert_eq!(sealed.header("last-modified"), Some(now));
+    // Again: still 200, and nothing changes.
+    server.clock.advance(std::time::Duration::from_secs(2));
+    let again = seal(&c, &ctr, "log", &[]).await;
+    assert_eq!(again.status, 200, "{}", again.text());
+    assert_eq!(again.header("etag"), r.header("etag"));
+    assert_eq!(again.header("last-modified"), r.header("last-modified"));
     let r = append_with(&c, &ctr, "log", b"two", &[]).await;
     r.assert_error(409, "BlobIsSealed");
     for r in [
@@ -576,7 +590,8 @@ async fn a_sealed_append_blob_takes_no_more_appends() {
         assert_eq!(r.header("x-ms-blob-sealed").as_deref(), Some("true"));
     }
     assert_eq!(content(&c, &ctr, "log").await, b"one");
-    // Listed with <Sealed>true, an unsealed append blob with false.
+    // Listed with <Sealed>true; an open append blob without <Sealed>, as
+    // the service's recorded listings have it.
     create_append_blob(&c, &ctr, "open").await;
     let r = c
         .get(&format!("/{ctr}?restype=container&comp=list"))
@@ -586,12 +601,14 @@ async fn a_sealed_append_blob_takes_no_more_appends() {
     let log = &text[text.find("<Name>log</Name>").unwrap()..];
     assert!(log.contains("<Sealed>true</Sealed>"), "{text}");
     let open = &text[text.find("<Name>open</Name>").unwrap()..];
-    assert!(open.contains("<Sealed>false</Sealed>"), "{text}");
+    let open = &open[..open.find("</Blob>").unwrap()];
+    assert!(open.contains("<BlobType>AppendBlob</BlobType>"), "{text}");
+    assert!(!open.contains("<Sealed>"), "{text}");
     // Put Blob replaces it with an unsealed blob.
     create_append_blob(&c, &ctr, "log").await;
     append(&c, &ctr, "log", b"new").await;
     let r = c.head(&format!("/{ctr}/log")).send().await;
-    assert_eq!(r.header("x-ms-blob-sealed").as_deref(), Some("false"));
+    assert_eq!(r.header("x-ms-blob-sealed"), None);
     // A block blob says nothing of sealing.
     c.put_blob(&ctr, "block", b"x").await;
     let r = c.head(&format!("/{ctr}/block")).send().await;
@@ -599,12 +616,13 @@ async fn a_sealed_append_blob_takes_no_more_appends() {
 }
 
 #[tokio::test]
-async fn a_copy_is_sealed_only_when_x_ms_seal_blob_asks() {
+async fn a_copy_keeps_the_seal_unless_x_ms_seal_blob_says_otherwise() {
     let server = TestServer::start().await;
     let (c, ctr) = setup(&server).await;
     create_append_blob(&c, &ctr, "log").await;
     append(&c, &ctr, "log", b"one").await;
     assert_eq!(seal(&c, &ctr, "log", &[]).await.status, 200);
+    create_append_blob(&c, &ctr, "open").await;
     c.put_blob(&ctr, "block", b"x").await;
     let base = &server.base;
     let copy = |from: &str, to: &str, seal_blob: Option<&str>| {
@@ -617,11 +635,15 @@ async fn a_copy_is_sealed_only_when_x_ms_seal_blob_asks() {
         }
         r.send()
     };
-    // (source, destination, x-ms-seal-blob, the copy's x-ms-blob-sealed)
+    // (source, destination, x-ms-seal-blob, the copy's x-ms-blob-sealed):
+    // as the service's SDK live tests find it, a copy of a sealed blob
+    // without the header is sealed, with `false` it is open.
     let cases = [
-        ("log", "plain", None, Some("false")),
-        ("log", "unsealed", Some("false"), Some("false")),
+        ("log", "plain", None, Some("true")),
+        ("log", "unsealed", Some("false"), None),
         ("log", "sealed", Some("true"), Some("true")),
+        ("open", "open-copy", None, None),
+        ("open", "sealed-open-copy", Some("true"), Some("true")),
         ("block", "block-copy", Some("true"), None),
     ];
     for (from, to, seal_blob, want) in cases {
@@ -630,13 +652,15 @@ async fn a_copy_is_sealed_only_when_x_ms_seal_blob_asks() {
         let r = c.head(&format!("/{ctr}/{to}")).send().await;
         assert_eq!(r.header("x-ms-blob-sealed").as_deref(), want, "{to}");
     }
-    append_with(&c, &ctr, "sealed", b"two", &[])
-        .await
-        .assert_error(409, "BlobIsSealed");
-    assert_eq!(
-        append_with(&c, &ctr, "plain", b"two", &[]).await.status,
-        201
-    );
+    for sealed in ["plain", "sealed", "sealed-open-copy"] {
+        append_with(&c, &ctr, sealed, b"two", &[])
+            .await
+            .assert_error(409, "BlobIsSealed");
+    }
+    for open in ["unsealed", "open-copy"] {
+        let r = append_with(&c, &ctr, open, b"two", &[]).await;
+        assert_eq!(r.status, 201, "{open}: {}", r.text());
+    }
 }
 
 #[tokio::test]

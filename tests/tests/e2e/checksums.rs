@@ -38,6 +38,25 @@ async fn put(c: &Client, path: &str, body: &[u8], headers: &[(&str, &str)]) -> R
 
 const BLOCK: (&str, &str) = ("x-ms-blob-type", "BlockBlob");
 
+/// `400 Crc64Mismatch` whose body names both CRCs as the service's does:
+/// `UserSpecifiedCrc` (what was sent) and `ServerCalculatedCrc` (of
+/// `body`), each as the header encodes it.
+fn assert_crc64_mismatch(r: &Response, sent: &str, body: &[u8]) {
+    r.assert_error(400, "Crc64Mismatch");
+    let text = r.text();
+    assert!(
+        text.contains(&format!("<UserSpecifiedCrc>{sent}</UserSpecifiedCrc>")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "<ServerCalculatedCrc>{}</ServerCalculatedCrc>",
+            crc64_b64(body)
+        )),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn the_crc_is_the_azure_sdks_crc64() {
     // "Hello World!" is 208604604655264165 in the Azure Storage SDKs' tests.
@@ -78,7 +97,7 @@ async fn put_blob_validates_and_returns_crc64() {
             &[BLOCK, ("x-ms-content-crc64", &bad)],
         )
         .await;
-        r.assert_error(400, "Crc64Mismatch");
+        assert_crc64_mismatch(&r, &bad, body);
     }
     let r = c.head(&format!("/{ctr}/bad")).send().await;
     assert_eq!(r.status, 404);
@@ -180,7 +199,7 @@ async fn put_block_answers_with_one_checksum_by_what_was_sent() {
         &[("x-ms-content-crc64", &crc64_b64(b"x"))],
     )
     .await;
-    r.assert_error(400, "Crc64Mismatch");
+    assert_crc64_mismatch(&r, &crc64_b64(b"x"), &data);
     let r = c
         .get(&format!(
             "/{ctr}/b?comp=blocklist&blocklisttype=uncommitted"
@@ -217,7 +236,7 @@ async fn put_block_list_checks_the_crc64_of_its_body() {
         &[("x-ms-content-crc64", &crc64_b64(b"nope"))],
     )
     .await;
-    r.assert_error(400, "Crc64Mismatch");
+    assert_crc64_mismatch(&r, &crc64_b64(b"nope"), list);
     let r = put(&c, &path, list, &[("x-ms-content-crc64", &crc64_b64(list))]).await;
     assert_eq!(r.status, 201, "{}", r.text());
     assert_eq!(r.header("x-ms-content-crc64"), Some(crc64_b64(list)));
@@ -248,7 +267,7 @@ async fn append_block_validates_and_returns_crc64() {
         &[("x-ms-content-crc64", &crc64_b64(b"one"))],
     )
     .await;
-    r.assert_error(400, "Crc64Mismatch");
+    assert_crc64_mismatch(&r, &crc64_b64(b"one"), b"two");
     let r = put(
         &c,
         &path,
@@ -321,4 +340,64 @@ async fn range_get_content_crc64_answers_the_ranges_crc() {
     )
     .await;
     r.assert_error(400, "BothCrc64AndMd5RangeHeaderPresent");
+}
+
+/// The header checks of Put Blob hold on Put Block and Append Block too: a
+/// value that is not eight bytes of base64 is `400 InvalidHeaderValue`
+/// naming the header, nine bytes match no CRC (`400 Crc64Mismatch`), and
+/// both checksums at once are `400 BothCrc64AndMd5HeaderPresent`; nothing
+/// is staged or appended.
+#[tokio::test]
+async fn crc64_header_errors_on_put_block_and_append_block() {
+    let server = TestServer::start().await;
+    let (c, ctr) = setup(&server).await;
+    let r = put(
+        &c,
+        &format!("/{ctr}/log"),
+        b"",
+        &[("x-ms-blob-type", "AppendBlob")],
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let md5 = md5_b64(b"abc");
+    let crc = crc64_b64(b"abc");
+    for path in [
+        format!("/{ctr}/b?comp=block&blockid=YQ=="),
+        format!("/{ctr}/log?comp=appendblock"),
+    ] {
+        for value in ["AQIDBAUGBw==", "%%%"] {
+            let r = put(&c, &path, b"abc", &[("x-ms-content-crc64", value)]).await;
+            r.assert_error(400, "InvalidHeaderValue");
+            assert!(
+                r.text()
+                    .contains("<HeaderName>x-ms-content-crc64</HeaderName>"),
+                "{path}: {}",
+                r.text()
+            );
+        }
+        let r = put(&c, &path, b"abc", &[("x-ms-content-crc64", "AQIDBAUGBwgJ")]).await;
+        r.assert_error(400, "Crc64Mismatch");
+        // Refused before the body is read: no CRC to name.
+        assert!(!r.text().contains("ServerCalculatedCrc"), "{}", r.text());
+        let r = put(
+            &c,
+            &path,
+            b"abc",
+            &[("content-md5", &md5), ("x-ms-content-crc64", &crc)],
+        )
+        .await;
+        r.assert_error(400, "BothCrc64AndMd5HeaderPresent");
+    }
+    let r = c
+        .get(&format!("/{ctr}/b?comp=blocklist&blocklisttype=all"))
+        .send()
+        .await;
+    r.assert_error(404, "BlobNotFound");
+    let r = c.head(&format!("/{ctr}/log")).send().await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-length").as_deref(), Some("0"));
+    assert_eq!(
+        r.header("x-ms-blob-committed-block-count").as_deref(),
+        Some("0")
+    );
 }
