@@ -50,14 +50,7 @@ const TOP_FILES: &[&str] = &[
 const PENDING: &[&str] = &[];
 
 /// Directories never read: build output, installed packages, fuzz inputs.
-const SKIPPED_DIRS: &[&str] = &[
-    ".git",
-    "target",
-    "node_modules",
-    ".venv-sdk",
-    ".venv-azcli",
-    "corpus",
-];
+const SKIPPED_DIRS: &[&str] = &[".git", "target", "node_modules", ".venv-sdk", "corpus"];
 
 /// This file: its examples are paths of a made-up repository.
 const SELF: &str = "tests/tests/references.rs";
