@@ -320,7 +320,7 @@ def test_container_sas_url(rclone_bin, blob_endpoint, container, tmp_path, tree)
     assert list(container.list_blobs()) == []
 
 
-def test_md5_of_the_committed_blob_is_base64_of_the_digest(container, rclone, tmp_path):
+def test_listed_md5_only_when_the_blob_has_one(container, rclone, tmp_path):
     """rclone reads the MD5 from `Content-MD5` in the listing: a blob uploaded
     through the SDK with its MD5 shows the same hex digest in `lsjson`, and
     one without an MD5 (Put Block List without `x-ms-blob-content-md5`) shows
