@@ -222,6 +222,17 @@ impl Db {
     }
 }
 
+impl Db {
+    /// The round trips waited for on a PostgreSQL metadata database since
+    /// the store opened; `None` on SQLite.
+    pub(crate) fn round_trips(&self) -> Option<u64> {
+        match &self.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(pool) => Some(pool.round_trips()),
+        }
+    }
+}
+
 /// Plans that do not depend on bound values: otherwise SQLite marks a
 /// statement whose plan used a parameter's value as expired whenever that
 /// parameter is bound again, and re-prepares it on its next step (the
