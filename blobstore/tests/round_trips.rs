@@ -193,8 +193,8 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
         costs,
         vec![
             ("put-4k", cost(8, 10)),
-            ("get-4k", cost(5, 7)),
-            ("head", cost(3, 5)),
+            ("get-4k", cost(2, 4)),
+            ("head", cost(1, 3)),
             ("put-block", cost(9, 11)),
             ("put-block-list", cost(18, 20)),
             ("lease-acquire", cost(4, 6)),

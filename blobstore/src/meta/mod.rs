@@ -10,6 +10,7 @@
 pub(crate) mod admin;
 mod blobs;
 mod blocks;
+mod combined;
 mod containers;
 mod copies;
 mod deleted_containers;
@@ -247,6 +248,7 @@ fn stable_plans(conn: &Connection) -> Result<()> {
 
 pub(crate) use blobs::*;
 pub(crate) use blocks::*;
+pub(crate) use combined::*;
 pub(crate) use containers::*;
 pub(crate) use copies::*;
 pub(crate) use deleted_containers::*;

@@ -368,9 +368,8 @@ impl Store {
             .inner
             .db
             .read_now(move |conn| {
-                let row = read_checked(conn, &input, now)?;
+                let (row, tag_count) = read_checked_with_tags(conn, &input, now)?;
                 row.tier.check_online(now)?;
-                let tag_count = meta::tag_count(conn, row.id)?;
                 let page = super::page_properties(conn, &row)?;
                 let range = match input.range {
                     Some(r) => Some(
@@ -392,9 +391,10 @@ impl Store {
                     let pieces = body::page_pieces(conn, stretches)?;
                     return Ok((row, tag_count, page, Some(pieces), range, Some(guard)));
                 }
-                let parts = meta::blob_extents(conn, row.id)?;
+                let (parts, preloaded) =
+                    meta::blob_extents_preloaded(conn, row.id, body::PRELOAD_INLINE)?;
                 let guard = pins.pin(parts.iter().map(|p| p.extent.clone()).collect());
-                let pieces = body::pieces(conn, &parts, &span)?;
+                let pieces = body::pieces(conn, &parts, &preloaded, &span)?;
                 Ok((row, tag_count, page, Some(pieces), range, Some(guard)))
             })
             .await?;
@@ -427,8 +427,7 @@ impl Store {
             .inner
             .db
             .read_now(move |conn| {
-                let row = read_checked(conn, &input, now)?;
-                let n = meta::tag_count(conn, row.id)?;
+                let (row, n) = read_checked_with_tags(conn, &input, now)?;
                 let page = super::page_properties(conn, &row)?;
                 Ok((row, n, page))
             })
@@ -666,6 +665,44 @@ pub(super) fn read_checked(
         input.version_id.as_deref(),
         now,
     )?;
+    check_read(conn, input, row, now)
+}
+
+/// [`read_checked`] and the blob's tag count. Without a version id the
+/// container, the row and the count are one statement on PostgreSQL
+/// (`meta::blob_by_name`); SQLite runs the same statements as before.
+pub(super) fn read_checked_with_tags(
+    conn: &dyn Sql,
+    input: &GetBlobInput,
+    now: std::time::SystemTime,
+) -> Result<(BlobRow, u64)> {
+    if input.version_id.is_some() || conn.dialect() == meta::sql::Dialect::Sqlite {
+        let row = read_checked(conn, input, now)?;
+        let tags = meta::tag_count(conn, row.id)?;
+        return Ok((row, tags));
+    }
+    let found = meta::blob_by_name(
+        conn,
+        &input.account,
+        input.container.as_str(),
+        input.blob.as_str(),
+        input.snapshot.as_deref(),
+    )?;
+    match found {
+        Some((row, tags)) if row.committed && !crate::expiry::is_expired(row.expires_at, now) => {
+            Ok((check_read(conn, input, row, now)?, tags))
+        }
+        _ => Err(Error::BlobNotFound),
+    }
+}
+
+/// The read conditions, `x-ms-if-tags` and the lease of a read of `row`.
+fn check_read(
+    conn: &dyn Sql,
+    input: &GetBlobInput,
+    row: BlobRow,
+    now: std::time::SystemTime,
+) -> Result<BlobRow> {
     conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Read)?;
     super::tags::check_if_tags(conn, &input.conditions, Some(row.id), ConditionKind::Read)?;
     if row.is_base() {
