@@ -192,7 +192,7 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
     assert_eq!(
         costs,
         vec![
-            ("put-4k", cost(8, 10)),
+            ("put-4k", cost(6, 8)),
             ("get-4k", cost(2, 4)),
             ("head", cost(1, 3)),
             ("put-block", cost(9, 11)),

@@ -56,6 +56,42 @@ pub(crate) fn blob_by_name(
     .ok_or(crate::Error::ContainerNotFound)
 }
 
+/// The id of container `account`/`container` and its base blob `name`'s
+/// row, if there is one; `ContainerNotFound` when the container does not
+/// exist. One statement on PostgreSQL.
+pub(crate) fn container_and_blob(
+    conn: &dyn Sql,
+    account: &str,
+    container: &str,
+    name: &str,
+) -> Result<(i64, Option<BlobRow>)> {
+    if conn.dialect() == Dialect::Sqlite {
+        let container_id = super::container_id(conn, account, container)?;
+        return Ok((
+            container_id,
+            super::get_blob(conn, container_id, name, None)?,
+        ));
+    }
+    let columns = BLOB_COLUMNS.matches(',').count() + 1;
+    conn.query_row(
+        &format!(
+            "SELECT {BLOB_COLUMNS}, c.cid
+             FROM (SELECT id AS cid FROM containers WHERE account = ?1 AND name = ?2) AS c
+             LEFT JOIN blobs ON blobs.container_id = c.cid AND blobs.name = ?3
+                AND blobs.is_base = 1 AND blobs.snapshot = ''"
+        ),
+        &vals![account, container, name],
+        |r| {
+            let row = match r.get::<Option<i64>>(0)? {
+                Some(_) => Some(read_blob_row(r)?),
+                None => None,
+            };
+            Ok((r.get::<i64>(columns)?, row))
+        },
+    )?
+    .ok_or(crate::Error::ContainerNotFound)
+}
+
 /// The extents of blob `id` in order, each inline one with its bytes while
 /// their running total stays within `preload` bytes (`None` past it, and
 /// for extents in the object store). On SQLite no bytes are read here.

@@ -293,10 +293,22 @@ impl Store {
         self.inner
             .db
             .write(move |tx| {
-                let container_id =
-                    meta::container_id(tx, &input.account, input.container.as_str())?;
-                super::expiry::purge_if_expired(tx, container_id, input.blob.as_str(), now)?;
-                let (existing, lease) = check_put(tx, container_id, &input, now)?;
+                // The container and the current row in one statement on
+                // PostgreSQL (docs/cluster.md, "Round trips").
+                let (container_id, current) = meta::container_and_blob(
+                    tx,
+                    &input.account,
+                    input.container.as_str(),
+                    input.blob.as_str(),
+                )?;
+                let current = super::expiry::purge_read_if_expired(
+                    tx,
+                    container_id,
+                    input.blob.as_str(),
+                    current,
+                    now,
+                )?;
+                let (existing, lease) = check_put_row(tx, current, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, body_md5)?;
                 crate::extents::check_crc64(input.transactional_crc64, body_crc64)?;
                 if input.blob_type == BlobType::BlockBlob {
@@ -629,10 +641,20 @@ pub(super) fn check_put(
     input: &PutBlobInput,
     now: std::time::SystemTime,
 ) -> Result<(Option<BlobRow>, LeaseRecord)> {
+    let row = meta::get_blob(conn, container_id, input.blob.as_str(), None)?;
+    check_put_row(conn, row, input, now)
+}
+
+/// [`check_put`] on the base blob's row as read (`None`: no blob).
+pub(super) fn check_put_row(
+    conn: &dyn Sql,
+    row: Option<BlobRow>,
+    input: &PutBlobInput,
+    now: std::time::SystemTime,
+) -> Result<(Option<BlobRow>, LeaseRecord)> {
     // An expired blob is absent; the commit transaction removes it first
-    // (`purge_if_expired`), so the new version starts afresh.
-    let existing = meta::get_blob(conn, container_id, input.blob.as_str(), None)?
-        .filter(|r| !crate::expiry::is_expired(r.expires_at, now));
+    // (`purge_read_if_expired`), so the new version starts afresh.
+    let existing = row.filter(|r| !crate::expiry::is_expired(r.expires_at, now));
     let committed = existing.as_ref().filter(|r| r.committed);
     conditions::evaluate(
         &input.conditions,
