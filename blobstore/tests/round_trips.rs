@@ -197,8 +197,8 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
             ("head", cost(1, 3)),
             ("put-block", cost(9, 11)),
             ("put-block-list", cost(18, 20)),
-            ("lease-acquire", cost(4, 6)),
-            ("lease-release", cost(4, 6)),
+            ("lease-acquire", cost(3, 5)),
+            ("lease-release", cost(3, 5)),
         ]
     );
 }
