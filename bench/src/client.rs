@@ -4,6 +4,8 @@
 //! line and the answer, so a benchmark that fails says what the server said.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
@@ -78,7 +80,8 @@ impl Request {
     }
 }
 
-/// A signed client for one account on one endpoint.
+/// A signed client for one account on one endpoint, or on several nodes
+/// of one cluster: then each request goes to the next endpoint in turn.
 #[derive(Clone)]
 pub struct BlobClient {
     http: reqwest::Client,
@@ -86,6 +89,10 @@ pub struct BlobClient {
     origin: String,
     /// The endpoint's path, e.g. `/devstoreaccount1` (no trailing slash).
     base_path: String,
+    /// The other nodes' origins (same path), for round-robin.
+    others: Arc<Vec<String>>,
+    /// Requests sent so far, shared by the clones: picks the node.
+    sent: Arc<AtomicUsize>,
     key: SharedKey,
 }
 
@@ -114,8 +121,47 @@ impl BlobClient {
             http,
             origin,
             base_path,
+            others: Arc::new(Vec::new()),
+            sent: Arc::new(AtomicUsize::new(0)),
             key,
         })
+    }
+
+    /// A client that sends each request to the next of `endpoints` in turn
+    /// (nodes of one cluster: the same account behind each, the same path).
+    ///
+    /// # Errors
+    ///
+    /// No endpoint, a malformed one, or endpoints whose paths differ.
+    pub fn round_robin(endpoints: &[String], key: SharedKey, connections: usize) -> Result<Self> {
+        let (first, rest) = endpoints.split_first().context("no --endpoint")?;
+        let mut client = Self::new(first, key.clone(), connections)?;
+        let mut others = Vec::new();
+        for endpoint in rest {
+            let other = Self::new(endpoint, key.clone(), connections)?;
+            if other.base_path != client.base_path {
+                bail!(
+                    "--endpoint {endpoint}: a path other than {}",
+                    client.base_path
+                );
+            }
+            others.push(other.origin);
+        }
+        client.others = Arc::new(others);
+        Ok(client)
+    }
+
+    /// The origin the next request goes to.
+    fn next_origin(&self) -> &str {
+        if self.others.is_empty() {
+            return &self.origin;
+        }
+        let n = self.sent.fetch_add(1, Ordering::Relaxed) % (self.others.len() + 1);
+        if n == 0 {
+            &self.origin
+        } else {
+            &self.others[n - 1]
+        }
     }
 
     /// The URL of a blob (names of plain ASCII letters, digits and `-`).
@@ -140,7 +186,7 @@ impl BlobClient {
                 raw_path.extend(utf8_percent_encode(segment, UNRESERVED));
             }
         }
-        let mut url = format!("{}{raw_path}", self.origin);
+        let mut url = format!("{}{raw_path}", self.next_origin());
         for (i, (name, value)) in req.query.iter().enumerate() {
             url.push(if i == 0 { '?' } else { '&' });
             url.extend(utf8_percent_encode(name, UNRESERVED));

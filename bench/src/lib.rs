@@ -18,6 +18,7 @@
 //!     concurrency: 32,
 //!     quick: true,
 //!     server_pid: None,
+//!     db_stats: None,
 //!     nonce: "demo".into(),
 //!     data_dir: None,
 //!     versions: 0,

@@ -41,9 +41,18 @@ enum Command {
 
 #[derive(Args)]
 struct RunArgs {
-    /// The account's Blob endpoint, path-style.
-    #[arg(long, default_value = "http://127.0.0.1:10000/devstoreaccount1")]
-    endpoint: String,
+    /// The account's Blob endpoint, path-style. Repeated: nodes of one
+    /// cluster, each request sent to the next in turn.
+    #[arg(
+        long = "endpoint",
+        default_value = "http://127.0.0.1:10000/devstoreaccount1"
+    )]
+    endpoints: Vec<String>,
+    /// A PostgreSQL metadata database (connection string) whose statements
+    /// each timed phase counts through `pg_stat_statements` (the extension
+    /// created in it): adds statements and round trips per operation.
+    #[arg(long)]
+    db_stats: Option<String>,
     /// Account name.
     #[arg(long, default_value = "devstoreaccount1")]
     account: String,
@@ -98,6 +107,11 @@ struct ReportArgs {
     /// The label of the server under test.
     #[arg(long, default_value = "stowage")]
     candidate: String,
+    /// Instead of the two-server comparison, one column per label here
+    /// (`bench/run --cluster`): rate, p50 / p99 and database round trips
+    /// per operation.
+    #[arg(long, value_delimiter = ',')]
+    servers: Vec<String>,
 }
 
 #[tokio::main]
@@ -120,7 +134,7 @@ async fn main() -> ExitCode {
 /// Runs the workloads; `Ok(false)` when one of them failed.
 async fn run(args: RunArgs) -> Result<bool> {
     let key = SharedKey::new(&args.account, &args.key)?;
-    let client = BlobClient::new(&args.endpoint, key.clone(), args.concurrency.max(16))?;
+    let client = BlobClient::round_robin(&args.endpoints, key.clone(), args.concurrency.max(16))?;
     let source = match &args.source_endpoint {
         Some(endpoint) => Some(BlobClient::new(endpoint, key, 4)?),
         None => None,
@@ -131,6 +145,7 @@ async fn run(args: RunArgs) -> Result<bool> {
         concurrency: args.concurrency,
         quick: args.quick,
         server_pid: args.server_pid,
+        db_stats: args.db_stats,
         nonce: format!("{nanos:x}"),
         data_dir: args.data_dir,
         versions: args.versions,
@@ -174,9 +189,13 @@ fn print_report(args: &ReportArgs) -> Result<bool> {
             records.push(record);
         }
     }
-    print!(
-        "{}",
-        report::table(&records, &args.baseline, &args.candidate)
-    );
+    if args.servers.is_empty() {
+        print!(
+            "{}",
+            report::table(&records, &args.baseline, &args.candidate)
+        );
+    } else {
+        print!("{}", report::columns(&records, &args.servers));
+    }
     Ok(records.iter().all(|r| r.ok))
 }

@@ -161,6 +161,58 @@ pub fn table(records: &[Record], baseline: &str, candidate: &str) -> String {
     out
 }
 
+/// One column per server in `servers` (the records' labels): for each
+/// workload the median rate over rounds, the median p50 and p99 in
+/// milliseconds, and the metadata database's round trips and statements
+/// per operation where they were counted. Workloads in first-seen order.
+pub fn columns(records: &[Record], servers: &[String]) -> String {
+    let mut workloads: Vec<&str> = Vec::new();
+    for r in records {
+        if !workloads.contains(&r.workload.as_str()) {
+            workloads.push(&r.workload);
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "| workload | unit | {} |", servers.join(" | "));
+    let _ = writeln!(out, "|---|---|{}", "--:|".repeat(servers.len()));
+    for w in &workloads {
+        let (unit, _) = headline(w);
+        let cells: Vec<String> = servers
+            .iter()
+            .map(|s| {
+                let c = cell(records, w, s);
+                if c.rounds + c.failed == 0 {
+                    return "—".into();
+                }
+                let ok: Vec<&Record> = records
+                    .iter()
+                    .filter(|r| r.workload == *w && r.server == *s && r.ok)
+                    .collect();
+                let p99 = median(ok.iter().map(|r| r.p99_ms).collect());
+                let trips = median(ok.iter().filter_map(|r| r.db_round_trips_per_op).collect());
+                let statements = median(ok.iter().filter_map(|r| r.db_statements_per_op).collect());
+                let mut text = format!("{} ({} / {} ms)", rate_text(&c), num(c.p50_ms), num(p99));
+                if let (Some(t), Some(n)) = (trips, statements) {
+                    let _ = write!(text, " {t:.1} rt, {n:.1} st");
+                }
+                text
+            })
+            .collect();
+        let _ = writeln!(out, "| {w} | {unit} | {} |", cells.join(" | "));
+    }
+    for r in records.iter().filter(|r| !r.ok) {
+        let _ = writeln!(
+            out,
+            "FAILED {} on {} (round {}): {}",
+            r.workload,
+            r.server,
+            r.round,
+            r.error.as_deref().unwrap_or("?")
+        );
+    }
+    out
+}
+
 /// `server`'s Put Block latencies with nothing and with 50,000 blocks
 /// staged on the blob, side by side (medians over rounds).
 fn staged_blocks_line(records: &[Record], server: &str) -> Option<String> {
@@ -228,6 +280,27 @@ mod tests {
             "{t}"
         );
         assert_eq!(median(vec![1.0, 4.0, 2.0, 3.0]), Some(2.5));
+    }
+
+    #[test]
+    fn one_column_per_server_with_round_trips() {
+        let mut pg = rec("head", "pg", 400, 1.0);
+        pg.median_ms = 1.5;
+        pg.p99_ms = 9.0;
+        pg.db_round_trips_per_op = Some(3.0);
+        pg.db_statements_per_op = Some(4.0);
+        let records = vec![rec("head", "a", 100, 1.0), pg];
+        let t = columns(&records, &["a".into(), "pg".into(), "absent".into()]);
+        assert!(
+            t.starts_with("| workload | unit | a | pg | absent |\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "| head | ops/s | 100 (0.00 / 0.00 ms) | 400 (1.50 / 9.00 ms) 3.0 rt, 4.0 st | — |"
+            ),
+            "{t}"
+        );
     }
 
     #[test]

@@ -66,11 +66,20 @@ pub struct Record {
     pub note: String,
     /// Why the workload failed.
     pub error: Option<String>,
+    /// Statements the metadata database ran per operation during the timed
+    /// phase (`pg_stat_statements`; with `--db-stats`).
+    #[serde(default)]
+    pub db_statements_per_op: Option<f64>,
+    /// Round trips to the metadata database per operation during the timed
+    /// phase, from the same counts ([`DbCounts::round_trips`]).
+    #[serde(default)]
+    pub db_round_trips_per_op: Option<f64>,
 }
 
 /// Measures a timed phase: wall time, and CPU and peak RSS of the server
 /// (when its pid is known) and of this process.
 pub struct Meter {
+    db: Option<String>,
     server_pid: Option<u32>,
     start: Instant,
     server_cpu: Option<f64>,
@@ -88,18 +97,92 @@ pub struct Measured {
     pub server_peak_rss_mib: Option<f64>,
     /// Load generator CPU seconds.
     pub client_cpu_s: Option<f64>,
+    /// What the metadata database ran (with `--db-stats`).
+    pub db: Option<DbCounts>,
+}
+
+/// Statement counts of a PostgreSQL metadata database over a timed phase,
+/// from `pg_stat_statements` (which counts BEGIN and COMMIT when
+/// `pg_stat_statements.track_utility` is on, as in `bench/run`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DbCounts {
+    /// Every statement.
+    pub statements: u64,
+    /// BEGIN statements.
+    pub begins: u64,
+    /// COMMIT statements.
+    pub commits: u64,
+    /// ROLLBACK statements.
+    pub rollbacks: u64,
+}
+
+impl DbCounts {
+    /// The round trips a server waited for, as Stowage sends statements: a
+    /// transaction's BEGIN (and a write's lock) travel with its first
+    /// statement, a read's COMMIT and any ROLLBACK are not waited for. So
+    /// every statement is one, except BEGIN, COMMIT and ROLLBACK, plus one
+    /// per committed write (its COMMIT is waited for; it took the lock,
+    /// counted as a statement), minus one per rolled-back write (its lock
+    /// went with its first statement). `pg_stat_statements` does not see
+    /// Parse messages: a statement prepared during the phase is one round
+    /// trip more, which a warm server does not pay.
+    pub fn round_trips(&self) -> u64 {
+        (self.statements).saturating_sub(self.begins + self.commits + 2 * self.rollbacks)
+    }
+
+    /// Empties the statistics of the database at `url`.
+    fn reset(url: &str) -> anyhow::Result<()> {
+        let mut client = postgres::Client::connect(url, postgres::NoTls)?;
+        client.batch_execute("SELECT pg_stat_statements_reset()")?;
+        Ok(())
+    }
+
+    /// The counts of the database at `url` since its reset.
+    fn read(url: &str) -> anyhow::Result<DbCounts> {
+        let mut client = postgres::Client::connect(url, postgres::NoTls)?;
+        let row = client.query_one(
+            "SELECT COALESCE(SUM(calls), 0)::BIGINT,
+                COALESCE(SUM(calls) FILTER (WHERE query ILIKE 'BEGIN%'), 0)::BIGINT,
+                COALESCE(SUM(calls) FILTER (WHERE query ILIKE 'COMMIT%'), 0)::BIGINT,
+                COALESCE(SUM(calls) FILTER (WHERE query ILIKE 'ROLLBACK%'), 0)::BIGINT
+             FROM pg_stat_statements
+             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+               AND query NOT ILIKE '%pg_stat_statements%'",
+            &[],
+        )?;
+        let n = |i: usize| row.get::<_, i64>(i).max(0) as u64;
+        Ok(DbCounts {
+            statements: n(0),
+            begins: n(1),
+            commits: n(2),
+            rollbacks: n(3),
+        })
+    }
 }
 
 impl Meter {
     /// Starts measuring. The server's peak RSS counter (VmHWM) is reset to
     /// its current RSS, so the peak read at the end is this phase's.
-    pub fn start(server_pid: Option<u32>) -> Self {
+    ///
+    /// With `db` (a PostgreSQL connection string), also counts the
+    /// statements that database runs during the phase.
+    ///
+    /// # Panics
+    ///
+    /// When the database's statistics cannot be reset.
+    pub fn start(server_pid: Option<u32>, db: Option<&str>) -> Self {
+        if let Some(url) = db {
+            // The synchronous client blocks: off the async workers.
+            tokio::task::block_in_place(|| DbCounts::reset(url))
+                .expect("resetting pg_stat_statements (--db-stats)");
+        }
         if let Some(pid) = server_pid {
             // Writing 5 to clear_refs resets VmHWM (proc(5)); without the
             // right to do so the peak is the process's lifetime peak.
             let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
         }
         Self {
+            db: db.map(str::to_owned),
             server_pid,
             server_cpu: server_pid.and_then(|p| cpu_seconds(&p.to_string())),
             client_cpu: cpu_seconds("self"),
@@ -108,8 +191,16 @@ impl Meter {
     }
 
     /// Stops measuring.
+    ///
+    /// # Panics
+    ///
+    /// When the database's statistics cannot be read.
     pub fn stop(self) -> Measured {
         let seconds = self.start.elapsed().as_secs_f64();
+        let db = self.db.as_deref().map(|url| {
+            tokio::task::block_in_place(|| DbCounts::read(url))
+                .expect("reading pg_stat_statements (--db-stats)")
+        });
         let pid = self.server_pid.map(|p| p.to_string());
         let now_server = pid.as_deref().and_then(cpu_seconds);
         Measured {
@@ -117,6 +208,7 @@ impl Meter {
             server_cpu_s: self.server_cpu.zip(now_server).map(|(a, b)| b - a),
             server_peak_rss_mib: pid.as_deref().and_then(peak_rss_mib),
             client_cpu_s: self.client_cpu.zip(cpu_seconds("self")).map(|(a, b)| b - a),
+            db,
         }
     }
 }
@@ -185,6 +277,14 @@ impl Record {
             client_cpu_s: m.client_cpu_s,
             note: tally.note,
             error: None,
+            db_statements_per_op: m
+                .db
+                .filter(|_| tally.ops > 0)
+                .map(|d| d.statements as f64 / tally.ops as f64),
+            db_round_trips_per_op: m
+                .db
+                .filter(|_| tally.ops > 0)
+                .map(|d| d.round_trips() as f64 / tally.ops as f64),
         }
     }
 

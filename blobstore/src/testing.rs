@@ -167,6 +167,10 @@ fn spawn_server(dir: &Path) -> io::Result<Child> {
         .args(["-p", &PORT.to_string()])
         .args(["-c", "listen_addresses=", "-c", "fsync=off"])
         .args(["-c", "max_connections=200"])
+        // Statement counts for the round-trip tests (pg_stat_statements,
+        // BEGIN and COMMIT included).
+        .args(["-c", "shared_preload_libraries=pg_stat_statements"])
+        .args(["-c", "pg_stat_statements.track_utility=on"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

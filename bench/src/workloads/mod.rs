@@ -55,6 +55,9 @@ pub struct Ctx {
     pub quick: bool,
     /// The server's pid, to sample its CPU and memory.
     pub server_pid: Option<u32>,
+    /// The PostgreSQL metadata database whose statements each timed phase
+    /// counts (`--db-stats`).
+    pub db_stats: Option<String>,
     /// A token unique to this invocation, for fresh blob names.
     pub nonce: String,
     /// The server's data directory, for workloads that measure disk use.
@@ -76,7 +79,7 @@ impl Ctx {
 
     /// Starts a timed phase.
     pub fn meter(&self) -> Meter {
-        Meter::start(self.server_pid)
+        Meter::start(self.server_pid, self.db_stats.as_deref())
     }
 }
 

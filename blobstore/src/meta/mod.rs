@@ -10,6 +10,7 @@
 pub(crate) mod admin;
 mod blobs;
 mod blocks;
+mod combined;
 mod containers;
 mod copies;
 mod deleted_containers;
@@ -276,6 +277,17 @@ impl Db {
     }
 }
 
+impl Db {
+    /// The round trips waited for on a PostgreSQL metadata database since
+    /// the store opened; `None` on SQLite.
+    pub(crate) fn round_trips(&self) -> Option<u64> {
+        match &self.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(pool) => Some(pool.round_trips()),
+        }
+    }
+}
+
 /// Plans that do not depend on bound values: otherwise SQLite marks a
 /// statement whose plan used a parameter's value as expired whenever that
 /// parameter is bound again, and re-prepares it on its next step (the
@@ -290,6 +302,7 @@ fn stable_plans(conn: &Connection) -> Result<()> {
 
 pub(crate) use blobs::*;
 pub(crate) use blocks::*;
+pub(crate) use combined::*;
 pub(crate) use containers::*;
 pub(crate) use copies::*;
 pub(crate) use deleted_containers::*;

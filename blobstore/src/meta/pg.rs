@@ -12,19 +12,28 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::BytesMut;
+use futures::{FutureExt, TryStreamExt};
 use postgres::error::SqlState;
-use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
-use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
+use tokio_postgres::{Client, Config, NoTls, Statement};
 
 use super::sql::{Dialect, Sql, SqlRow, Value, ValueRef, dollar_placeholders};
 use crate::{Error, Result};
 
-/// The advisory lock every write transaction takes ("stowage!" in ASCII).
-const WRITE_LOCK: i64 = 0x73_74_6f_77_61_67_65_21;
+/// What opens a write transaction: sent in the same round trip as the
+/// transaction's first statement. The advisory lock every write
+/// transaction takes is "stowage!" in ASCII, as a big-endian integer.
+const BEGIN_WRITE: &str =
+    "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(8319396970186106145)";
+
+/// What opens a read transaction, likewise.
+const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
 /// How long a node waits for a connection to the database (the TCP or
 /// socket connect and the start-up exchange) before it gives up.
@@ -49,11 +58,56 @@ const BACKOFF: [Duration; 3] = [
     Duration::from_millis(1000),
 ];
 
+/// The thread that drives the connections' sockets (`tokio_postgres`
+/// connections are futures). The calling threads only wait on channels to
+/// it, so they may be any threads, the blocking pool's included. Shut down
+/// without waiting when dropped, which may happen on an async runtime's
+/// thread.
+#[derive(Debug)]
+struct Driver(Option<tokio::runtime::Runtime>);
+
+impl Driver {
+    fn start() -> Result<Arc<Driver>> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("stowage-pg")
+            .enable_all()
+            .build()?;
+        Ok(Arc::new(Driver(Some(runtime))))
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.0.as_ref().expect("the driver runs until dropped")
+    }
+
+    /// A new client for `config`, its connection running on the driver.
+    fn connect(&self, config: &Config) -> Result<Client> {
+        let config = config.clone();
+        let connecting = self.runtime().spawn(async move {
+            let (client, connection) = config.connect(NoTls).await?;
+            tokio::spawn(connection);
+            Ok::<_, postgres::Error>(client)
+        });
+        Ok(futures::executor::block_on(connecting)
+            .map_err(|e| Error::Internal(format!("connecting to PostgreSQL: {e}")))??)
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 /// One connection to the metadata database.
 pub(crate) struct PgConnection {
     config: Config,
+    driver: Arc<Driver>,
     client: Client,
     statements: HashMap<String, Statement>,
+    round_trips: Arc<AtomicU64>,
     /// The last transaction lost the connection: connect again first.
     broken: bool,
 }
@@ -67,12 +121,23 @@ impl std::fmt::Debug for PgConnection {
 impl PgConnection {
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB`, or the key=value
     /// form; `host` may be a directory holding the server's socket).
+    #[cfg(test)]
     pub(crate) fn connect(url: &str) -> Result<PgConnection> {
+        Self::connect_on(url, Driver::start()?, Arc::default())
+    }
+
+    fn connect_on(
+        url: &str,
+        driver: Arc<Driver>,
+        round_trips: Arc<AtomicU64>,
+    ) -> Result<PgConnection> {
         let config = with_timeouts(url.parse()?);
         Ok(PgConnection {
-            client: config.connect(NoTls)?,
+            client: driver.connect(&config)?,
             config,
+            driver,
             statements: HashMap::new(),
+            round_trips,
             broken: false,
         })
     }
@@ -86,16 +151,19 @@ impl PgConnection {
     /// snapshot would be taken by the statement that waits for the lock,
     /// and so miss the write that held it).
     ///
-    /// `f` runs once: when the transaction fails before `f` was called (the
-    /// connection found lost by BEGIN or by the lock), it is tried again on
-    /// a new connection; once `f` has run, a failure is the caller's
+    /// Round trips: BEGIN and the lock travel with `f`'s first statement,
+    /// then one per further statement, and one for COMMIT.
+    ///
+    /// `f` runs once: when the transaction fails before `f` was called (a
+    /// lost connection that cannot be opened again at once), it is tried
+    /// again; once `f` has run, a failure is the caller's
     /// ([`PgConnection::write_again`] runs a closure that may run twice).
     pub(crate) fn write<T>(&mut self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
         let f = RefCell::new(Some(f));
         self.run(
-            IsolationLevel::ReadCommitted,
+            BEGIN_WRITE,
+            true,
             &mut |sql| {
-                take_write_lock(sql)?;
                 let f = f.borrow_mut().take().ok_or_else(ran_once)?;
                 f(sql)
             },
@@ -108,22 +176,20 @@ impl PgConnection {
     /// deadlock run it again in a new transaction (a bounded number of
     /// times).
     pub(crate) fn write_again<T>(&mut self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
-        self.run(
-            IsolationLevel::ReadCommitted,
-            &mut |sql| {
-                take_write_lock(sql)?;
-                f(sql)
-            },
-            &|| true,
-        )
+        self.run(BEGIN_WRITE, true, &mut |sql| f(sql), &|| true)
     }
 
-    /// Runs `f` in a read-only transaction (one snapshot for all its reads),
-    /// again on a new connection when the transaction failed before `f` ran.
+    /// Runs `f` in a read-only transaction (one snapshot for all its
+    /// reads). Round trips: one per statement; BEGIN travels with the
+    /// first, and COMMIT is sent without waiting for its answer (the next
+    /// transaction on this connection is behind it on the socket, and a
+    /// read has nothing to lose). Tried again, like a write, when it failed
+    /// before `f` ran.
     pub(crate) fn read<T>(&mut self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
         let f = RefCell::new(Some(f));
         self.run(
-            IsolationLevel::RepeatableRead,
+            BEGIN_READ,
+            false,
             &mut |sql| {
                 let f = f.borrow_mut().take().ok_or_else(ran_once)?;
                 f(sql)
@@ -137,13 +203,14 @@ impl PgConnection {
     /// `f` can run again.
     fn run<T>(
         &mut self,
-        isolation: IsolationLevel,
+        begin: &'static str,
+        write: bool,
         f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
         rerunnable: &dyn Fn() -> bool,
     ) -> Result<T> {
         let mut pauses = BACKOFF.iter();
         loop {
-            let failure = match self.attempt(isolation, f) {
+            let failure = match self.attempt(begin, write, f) {
                 Ok(out) => return Ok(out),
                 Err(failure) => failure,
             };
@@ -171,45 +238,58 @@ impl PgConnection {
 
     fn attempt<T>(
         &mut self,
-        isolation: IsolationLevel,
+        begin: &'static str,
+        write: bool,
         f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
     ) -> std::result::Result<T, Failure> {
         if self.broken || self.client.is_closed() {
             // The database went away (a restart, a failover): connect
             // again; the prepared statements went with the old session.
             self.client = self
-                .config
-                .connect(NoTls)
-                .map_err(|e| Failure::Before(e.into()))?;
+                .driver
+                .connect(&self.config)
+                .map_err(Failure::Before)?;
             self.statements.clear();
             self.broken = false;
         }
-        let tx = self
-            .client
-            .build_transaction()
-            .isolation_level(isolation)
-            .read_only(matches!(isolation, IsolationLevel::RepeatableRead))
-            .start()
-            .map_err(|e| Failure::Before(e.into()))?;
         let session = PgSession {
-            tx: RefCell::new(tx),
+            client: &self.client,
             statements: RefCell::new(&mut self.statements),
+            begin: RefCell::new(Some(begin)),
+            round_trips: &self.round_trips,
         };
-        // A failure rolls the transaction back (the transaction is dropped
-        // unfinished): nothing of it becomes visible.
-        let out = f(&session).map_err(Failure::Before)?;
-        session
-            .tx
-            .into_inner()
-            .commit()
-            .map_err(|e| Failure::AtCommit(e.into()))?;
-        Ok(out)
+        let out = f(&session);
+        if session.begin.borrow().is_some() {
+            // No statement ran: no transaction was opened.
+            return out.map_err(Failure::Before);
+        }
+        // A failure rolls the transaction back: nothing of it becomes
+        // visible.
+        match out {
+            Ok(v) if write => {
+                session
+                    .wait(self.client.batch_execute("COMMIT"))
+                    .map_err(|e| Failure::AtCommit(e.into()))?;
+                Ok(v)
+            }
+            Ok(v) => {
+                session.send("COMMIT");
+                Ok(v)
+            }
+            Err(e) => {
+                session.send("ROLLBACK");
+                Err(Failure::Before(e))
+            }
+        }
     }
 
     /// Runs `batch` (several statements, no parameters) outside any
     /// transaction of ours.
     pub(crate) fn batch(&mut self, batch: &str) -> Result<()> {
-        Ok(self.client.batch_execute(batch)?)
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        Ok(futures::executor::block_on(
+            self.client.batch_execute(batch),
+        )?)
     }
 }
 
@@ -221,11 +301,6 @@ enum Failure {
     /// While committing: whether it committed is not known, unless the
     /// database answered that it rolled back.
     AtCommit(Error),
-}
-
-fn take_write_lock(sql: &dyn Sql) -> Result<()> {
-    sql.execute(&format!("SELECT pg_advisory_xact_lock({WRITE_LOCK})"), &[])?;
-    Ok(())
 }
 
 fn ran_once() -> Error {
@@ -312,38 +387,77 @@ fn retryable(e: &Error) -> bool {
     }
 }
 
-/// An open transaction, as [`Sql`].
+/// A transaction on one connection, as [`Sql`]. It is opened by its first
+/// statement: `begin` is sent in the same round trip.
 struct PgSession<'c> {
-    tx: RefCell<Transaction<'c>>,
+    client: &'c Client,
     statements: RefCell<&'c mut HashMap<String, Statement>>,
+    begin: RefCell<Option<&'static str>>,
+    round_trips: &'c AtomicU64,
 }
 
 impl PgSession<'_> {
+    /// Waits for `f`, one round trip to the database.
+    fn wait<F: Future>(&self, f: F) -> F::Output {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        futures::executor::block_on(f)
+    }
+
+    /// Sends `sql` without waiting for its answer (which the connection
+    /// reads and drops).
+    fn send(&self, sql: &str) {
+        let _ = self.client.batch_execute(sql).now_or_never();
+    }
+
+    /// Runs `f` (one statement), with the transaction's BEGIN in front of
+    /// it when it is the first: both in one round trip.
+    fn first_with_begin<T>(
+        &self,
+        f: impl Future<Output = std::result::Result<T, postgres::Error>>,
+    ) -> Result<T> {
+        match self.begin.borrow_mut().take() {
+            Some(begin) => {
+                let (begun, out) =
+                    self.wait(futures::future::join(self.client.batch_execute(begin), f));
+                begun?;
+                Ok(out?)
+            }
+            None => Ok(self.wait(f)?),
+        }
+    }
+
     /// The prepared statement of `sql`, prepared on first use with the
     /// types of the values bound this time (so `SELECT ?2` in an
     /// INSERT ... SELECT is a BIGINT when an integer is bound); a NULL's
     /// type is inferred from where it stands. Where PostgreSQL cannot infer
     /// it (`?4 IS NULL OR name < ?4` bound to NULL), the statement is
-    /// prepared again with that NULL as text. A failed prepare would end
-    /// the transaction, so the first attempt runs in a savepoint.
+    /// prepared again with that NULL as text. Before the transaction is
+    /// opened a failed prepare costs nothing; inside it, it would end the
+    /// transaction, so there the first attempt runs in a savepoint.
     fn statement(&self, sql: &str, params: &[Value<'_>]) -> Result<Statement> {
         if let Some(s) = self.statements.borrow().get(sql) {
             return Ok(s.clone());
         }
         let text = dollar_placeholders(sql);
-        let mut tx = self.tx.borrow_mut();
-        tx.batch_execute("SAVEPOINT prepare")?;
+        let opened = self.begin.borrow().is_none();
+        if opened {
+            self.wait(self.client.batch_execute("SAVEPOINT prepare"))?;
+        }
         let mut types: Vec<Type> = params.iter().map(|p| p.pg_type(Type::UNKNOWN)).collect();
-        let prepared = match tx.prepare_typed(&text, &types) {
+        let prepared = match self.wait(self.client.prepare_typed(&text, &types)) {
             Ok(s) => s,
             Err(e) if untyped(&e) => {
-                tx.batch_execute("ROLLBACK TO SAVEPOINT prepare")?;
+                if opened {
+                    self.wait(self.client.batch_execute("ROLLBACK TO SAVEPOINT prepare"))?;
+                }
                 types = params.iter().map(|p| p.pg_type(Type::TEXT)).collect();
-                tx.prepare_typed(&text, &types)?
+                self.wait(self.client.prepare_typed(&text, &types))?
             }
             Err(e) => return Err(e.into()),
         };
-        tx.batch_execute("RELEASE SAVEPOINT prepare")?;
+        if opened {
+            self.wait(self.client.batch_execute("RELEASE SAVEPOINT prepare"))?;
+        }
         self.statements
             .borrow_mut()
             .insert(sql.to_owned(), prepared.clone());
@@ -380,9 +494,7 @@ impl Sql for PgSession<'_> {
 
     fn execute(&self, sql: &str, params: &[Value<'_>]) -> Result<usize> {
         let stmt = self.statement(sql, params)?;
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        let n = self.tx.borrow_mut().execute(&stmt, &refs)?;
+        let n = self.first_with_begin(self.client.execute_raw(&stmt, params.iter()))?;
         Ok(n as usize)
     }
 
@@ -397,18 +509,18 @@ impl Sql for PgSession<'_> {
         // statements of its own (a listing reads each blob's tags), and the
         // connection answers one statement at a time. The queries that
         // stop early have a LIMIT.
-        let rows = {
-            let mut tx = self.tx.borrow_mut();
-            let mut rows = tx.query_raw(&stmt, params.iter())?;
+        let rows = self.first_with_begin(async {
+            let rows = self.client.query_raw(&stmt, params.iter()).await?;
+            futures::pin_mut!(rows);
             let mut read = Vec::new();
-            while let Some(row) = rows.next()? {
+            while let Some(row) = rows.try_next().await? {
                 let values = (0..row.len())
                     .map(|i| row.try_get::<_, Owned>(i))
                     .collect::<std::result::Result<Vec<_>, _>>()?;
                 read.push(PgRow(values));
             }
-            read
-        };
+            Ok(read)
+        })?;
         for row in &rows {
             if !f(row)? {
                 break;
@@ -510,29 +622,28 @@ impl SqlRow for PgRow {
 pub(crate) struct PgPool {
     connections: Vec<std::sync::Mutex<PgConnection>>,
     next: std::sync::atomic::AtomicUsize,
-}
-
-impl Drop for PgPool {
-    /// The synchronous client may not be dropped on an async runtime's
-    /// thread (it blocks on its own runtime): drop it on a thread of its own.
-    fn drop(&mut self) {
-        let connections = std::mem::take(&mut self.connections);
-        let _ = std::thread::spawn(move || drop(connections)).join();
-    }
+    round_trips: Arc<AtomicU64>,
 }
 
 impl PgPool {
     /// Connects `size` times to `url`, after bringing the schema up to date.
     pub(crate) fn open(url: &str, size: usize) -> Result<PgPool> {
-        let mut first = PgConnection::connect(url)?;
+        let driver = Driver::start()?;
+        let round_trips = Arc::new(AtomicU64::new(0));
+        let mut first = PgConnection::connect_on(url, driver.clone(), round_trips.clone())?;
         super::pg_schema::migrate(&mut first)?;
         let mut connections = vec![std::sync::Mutex::new(first)];
         for _ in 1..size {
-            connections.push(std::sync::Mutex::new(PgConnection::connect(url)?));
+            connections.push(std::sync::Mutex::new(PgConnection::connect_on(
+                url,
+                driver.clone(),
+                round_trips.clone(),
+            )?));
         }
         Ok(PgPool {
             connections,
             next: std::sync::atomic::AtomicUsize::new(0),
+            round_trips,
         })
     }
 
@@ -558,6 +669,13 @@ impl PgPool {
 
     pub(crate) fn write_again<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
         self.connection().write_again(f)
+    }
+
+    /// The round trips to the database that this pool's connections have
+    /// waited for so far (a statement with its BEGIN is one; a COMMIT sent
+    /// without waiting is none).
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
     }
 }
 
@@ -635,6 +753,12 @@ mod tests {
         assert_eq!(sums, [1, 3, 6]);
     }
 
+    #[test]
+    fn the_write_lock_spells_stowage() {
+        let lock = i64::from_be_bytes(*b"stowage!");
+        assert!(BEGIN_WRITE.ends_with(&format!("pg_advisory_xact_lock({lock})")));
+    }
+
     /// Ends every other session of the database (as a restart of the
     /// database does to a node's pooled connections).
     fn terminate_others(url: &str) {
@@ -645,6 +769,18 @@ mod tests {
                  WHERE datname = current_database() AND pid <> pg_backend_pid()",
             )
             .unwrap();
+    }
+
+    /// Waits until the driver has seen the server end `conn`'s session
+    /// (pg_terminate_backend returns before the session has ended).
+    fn wait_closed(conn: &PgConnection) {
+        for _ in 0..500 {
+            if conn.client.is_closed() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the terminated session was not seen to end");
     }
 
     fn count(conn: &mut PgConnection) -> i64 {
@@ -665,6 +801,7 @@ mod tests {
         let mut conn = PgConnection::connect(&url).unwrap();
         conn.batch("CREATE TABLE t (n BIGINT)").unwrap();
         terminate_others(&url);
+        wait_closed(&conn);
         let mut runs = 0;
         conn.write(|sql| {
             runs += 1;

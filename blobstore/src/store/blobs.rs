@@ -323,10 +323,22 @@ impl Store {
         self.inner
             .db
             .write_again(move |tx| {
-                let container_id =
-                    meta::container_id(tx, &input.account, input.container.as_str())?;
-                super::expiry::purge_if_expired(tx, container_id, input.blob.as_str(), now)?;
-                let (existing, lease) = check_put(tx, container_id, &input, now)?;
+                // The container and the current row in one statement on
+                // PostgreSQL (docs/cluster.md, "Round trips").
+                let (container_id, current) = meta::container_and_blob(
+                    tx,
+                    &input.account,
+                    input.container.as_str(),
+                    input.blob.as_str(),
+                )?;
+                let current = super::expiry::purge_read_if_expired(
+                    tx,
+                    container_id,
+                    input.blob.as_str(),
+                    current,
+                    now,
+                )?;
+                let (existing, lease) = check_put_row(tx, current, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, body_md5)?;
                 crate::extents::check_crc64(input.transactional_crc64, body_crc64)?;
                 if input.blob_type == BlobType::BlockBlob {
@@ -398,9 +410,8 @@ impl Store {
             .inner
             .db
             .read_now(move |conn| {
-                let row = read_checked(conn, &input, now)?;
+                let (row, tag_count) = read_checked_with_tags(conn, &input, now)?;
                 row.tier.check_online(now)?;
-                let tag_count = meta::tag_count(conn, row.id)?;
                 let page = super::page_properties(conn, &row)?;
                 let range = match input.range {
                     Some(r) => Some(
@@ -422,9 +433,10 @@ impl Store {
                     let pieces = body::page_pieces(conn, stretches)?;
                     return Ok((row, tag_count, page, Some(pieces), range, Some(guard)));
                 }
-                let parts = meta::blob_extents(conn, row.id)?;
+                let (parts, preloaded) =
+                    meta::blob_extents_preloaded(conn, row.id, body::PRELOAD_INLINE)?;
                 let guard = pins.pin(parts.iter().map(|p| p.extent.clone()).collect());
-                let pieces = body::pieces(conn, &parts, &span)?;
+                let pieces = body::pieces(conn, &parts, &preloaded, &span)?;
                 Ok((row, tag_count, page, Some(pieces), range, Some(guard)))
             })
             .await?;
@@ -460,8 +472,7 @@ impl Store {
             .inner
             .db
             .read_now(move |conn| {
-                let row = read_checked(conn, &input, now)?;
-                let n = meta::tag_count(conn, row.id)?;
+                let (row, n) = read_checked_with_tags(conn, &input, now)?;
                 let page = super::page_properties(conn, &row)?;
                 Ok((row, n, page))
             })
@@ -668,10 +679,20 @@ pub(super) fn check_put(
     input: &PutBlobInput,
     now: std::time::SystemTime,
 ) -> Result<(Option<BlobRow>, LeaseRecord)> {
+    let row = meta::get_blob(conn, container_id, input.blob.as_str(), None)?;
+    check_put_row(conn, row, input, now)
+}
+
+/// [`check_put`] on the base blob's row as read (`None`: no blob).
+pub(super) fn check_put_row(
+    conn: &dyn Sql,
+    row: Option<BlobRow>,
+    input: &PutBlobInput,
+    now: std::time::SystemTime,
+) -> Result<(Option<BlobRow>, LeaseRecord)> {
     // An expired blob is absent; the commit transaction removes it first
-    // (`purge_if_expired`), so the new version starts afresh.
-    let existing = meta::get_blob(conn, container_id, input.blob.as_str(), None)?
-        .filter(|r| !crate::expiry::is_expired(r.expires_at, now));
+    // (`purge_read_if_expired`), so the new version starts afresh.
+    let existing = row.filter(|r| !crate::expiry::is_expired(r.expires_at, now));
     let committed = existing.as_ref().filter(|r| r.committed);
     conditions::evaluate(
         &input.conditions,
@@ -704,6 +725,44 @@ pub(super) fn read_checked(
         input.version_id.as_deref(),
         now,
     )?;
+    check_read(conn, input, row, now)
+}
+
+/// [`read_checked`] and the blob's tag count. Without a version id the
+/// container, the row and the count are one statement on PostgreSQL
+/// (`meta::blob_by_name`); SQLite runs the same statements as before.
+pub(super) fn read_checked_with_tags(
+    conn: &dyn Sql,
+    input: &GetBlobInput,
+    now: std::time::SystemTime,
+) -> Result<(BlobRow, u64)> {
+    if input.version_id.is_some() || conn.dialect() == meta::sql::Dialect::Sqlite {
+        let row = read_checked(conn, input, now)?;
+        let tags = meta::tag_count(conn, row.id)?;
+        return Ok((row, tags));
+    }
+    let found = meta::blob_by_name(
+        conn,
+        &input.account,
+        input.container.as_str(),
+        input.blob.as_str(),
+        input.snapshot.as_deref(),
+    )?;
+    match found {
+        Some((row, tags)) if row.committed && !crate::expiry::is_expired(row.expires_at, now) => {
+            Ok((check_read(conn, input, row, now)?, tags))
+        }
+        _ => Err(Error::BlobNotFound),
+    }
+}
+
+/// The read conditions, `x-ms-if-tags` and the lease of a read of `row`.
+fn check_read(
+    conn: &dyn Sql,
+    input: &GetBlobInput,
+    row: BlobRow,
+    now: std::time::SystemTime,
+) -> Result<BlobRow> {
     conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Read)?;
     super::tags::check_if_tags(conn, &input.conditions, Some(row.id), ConditionKind::Read)?;
     if row.is_base() {

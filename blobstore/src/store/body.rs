@@ -17,7 +17,7 @@ use crate::pins::PinGuard;
 /// Inline bytes a read loads in the transaction that resolved the blob;
 /// past this they are loaded piece by piece while streaming (a blob made of
 /// many small blocks must not be read into memory at once).
-const PRELOAD_INLINE: u64 = 1024 * 1024;
+pub(crate) const PRELOAD_INLINE: u64 = 1024 * 1024;
 
 /// One stretch of the body.
 #[derive(Debug)]
@@ -39,15 +39,18 @@ static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 /// The pieces that cover `range` of the content made of `parts` (in
 /// order). Inline pieces are loaded from `conn` while their total stays
 /// within [`PRELOAD_INLINE`]; call it in the read that listed `parts`.
+/// `preloaded_bytes[i]`, where the read gave it, holds the bytes of
+/// `parts[i]` (the query that listed the parts may read them too).
 pub(crate) fn pieces(
     conn: &dyn Sql,
     parts: &[ExtentRef],
+    preloaded_bytes: &[Option<Bytes>],
     range: &Range<u64>,
 ) -> Result<Vec<Piece>> {
     let mut out = Vec::new();
     let mut offset = 0u64;
     let mut preloaded = 0u64;
-    for part in parts {
+    for (i, part) in parts.iter().enumerate() {
         let (start, end) = (offset, offset + part.len);
         offset = end;
         // Empty committed blocks have no bytes to read.
@@ -60,7 +63,10 @@ pub(crate) fn pieces(
             out.push(Piece::Object(part.extent.clone(), from..to));
         } else if preloaded + part.len <= PRELOAD_INLINE {
             preloaded += part.len;
-            let data = meta::inline_data(conn, &part.extent)?;
+            let data = match preloaded_bytes.get(i) {
+                Some(Some(data)) => data.clone(),
+                _ => meta::inline_data(conn, &part.extent)?,
+            };
             out.push(Piece::Loaded(data.slice(from as usize..to as usize)));
         } else {
             out.push(Piece::Inline(part.extent.clone(), from..to));

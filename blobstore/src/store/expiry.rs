@@ -45,6 +45,25 @@ pub(super) fn purge_if_expired(
     }
 }
 
+/// [`purge_if_expired`] for a row already read (the base blob `name`):
+/// the row, or `None` when it was expired and is now removed.
+pub(super) fn purge_read_if_expired(
+    tx: &dyn Sql,
+    container_id: i64,
+    name: &str,
+    row: Option<meta::BlobRow>,
+    now: SystemTime,
+) -> Result<Option<meta::BlobRow>> {
+    match row {
+        Some(row) if crate::expiry::is_expired(row.expires_at, now) => {
+            let extents = meta::remove_expired_blob(tx, row.id, container_id, name)?;
+            meta::collect_unreferenced(tx, &extents, now)?;
+            Ok(None)
+        }
+        other => Ok(other),
+    }
+}
+
 impl Store {
     /// Set Blob Expiry: sets or clears the time the blob is deleted at. The
     /// ETag and Last-Modified stay as they are and are returned.

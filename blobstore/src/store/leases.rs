@@ -56,10 +56,14 @@ impl Store {
         self.inner
             .db
             .write_again_reserved(move |tx| {
-                let container_id =
-                    meta::container_id(tx, &input.account, input.container.as_str())?;
-                let mut row = meta::get_blob(tx, container_id, input.blob.as_str(), None)?
-                    .ok_or(Error::BlobNotFound)?;
+                // One statement on PostgreSQL (docs/cluster.md, "Round trips").
+                let (_, row) = meta::container_and_blob(
+                    tx,
+                    &input.account,
+                    input.container.as_str(),
+                    input.blob.as_str(),
+                )?;
+                let mut row = row.ok_or(Error::BlobNotFound)?;
                 if row.committed {
                     let current = Current {
                         etag: row.version.etag.as_str(),

@@ -347,6 +347,15 @@ impl Store {
         self.inner.clock.now()
     }
 
+    /// The round trips this store has waited for on its PostgreSQL
+    /// metadata database (`None` on SQLite): for the tests that hold each
+    /// operation to its count.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn metadata_round_trips(&self) -> Option<u64> {
+        self.inner.db.round_trips()
+    }
+
     /// The stored Blob service properties document of `account`, if one was
     /// set. Answered from memory after the first read (the store's own
     /// writes keep that copy current).

@@ -1,0 +1,124 @@
+//! Reads that answer in one statement what the store otherwise asks in
+//! several, for PostgreSQL, where every statement is a round trip to the
+//! database (`docs/cluster.md`, "Round trips"). On SQLite each function
+//! runs the separate statements as before: there a statement costs
+//! microseconds and the plans of the simple ones are known.
+
+use bytes::Bytes;
+
+use super::blobs::{BLOB_COLUMNS, BlobRow, ExtentRef, read_blob_row};
+use super::sql::{Dialect, Sql, vals};
+use crate::Result;
+
+/// The container `account`/`container` and its blob `name` (the base blob,
+/// or `snapshot`), with the blob's tag count; `ContainerNotFound` when the
+/// container does not exist, `None` when the blob does not.
+pub(crate) fn blob_by_name(
+    conn: &dyn Sql,
+    account: &str,
+    container: &str,
+    name: &str,
+    snapshot: Option<&str>,
+) -> Result<Option<(BlobRow, u64)>> {
+    if conn.dialect() == Dialect::Sqlite {
+        let container_id = super::container_id(conn, account, container)?;
+        return match super::get_blob(conn, container_id, name, snapshot)? {
+            Some(row) => {
+                let tags = super::tag_count(conn, row.id)?;
+                Ok(Some((row, tags)))
+            }
+            None => Ok(None),
+        };
+    }
+    let columns = BLOB_COLUMNS.matches(',').count() + 1;
+    conn.query_row(
+        &format!(
+            "SELECT {BLOB_COLUMNS}, c.cid,
+                (SELECT COUNT(*) FROM blob_tags WHERE blob_tags.blob_id = blobs.id)
+             FROM (SELECT id AS cid FROM containers WHERE account = ?1 AND name = ?2) AS c
+             LEFT JOIN blobs ON blobs.container_id = c.cid AND blobs.name = ?3
+                AND blobs.is_base = ?4 AND blobs.snapshot = ?5"
+        ),
+        &vals![
+            account,
+            container,
+            name,
+            snapshot.is_none(),
+            snapshot.unwrap_or("")
+        ],
+        // The container's id (column `columns`) is there whenever the
+        // container is; the blob's columns are NULL when it is not.
+        |r| match r.get::<Option<i64>>(0)? {
+            Some(_) => Ok(Some((read_blob_row(r)?, r.get::<i64>(columns + 1)? as u64))),
+            None => Ok(None),
+        },
+    )?
+    .ok_or(crate::Error::ContainerNotFound)
+}
+
+/// The id of container `account`/`container` and its base blob `name`'s
+/// row, if there is one; `ContainerNotFound` when the container does not
+/// exist. One statement on PostgreSQL.
+pub(crate) fn container_and_blob(
+    conn: &dyn Sql,
+    account: &str,
+    container: &str,
+    name: &str,
+) -> Result<(i64, Option<BlobRow>)> {
+    if conn.dialect() == Dialect::Sqlite {
+        let container_id = super::container_id(conn, account, container)?;
+        return Ok((
+            container_id,
+            super::get_blob(conn, container_id, name, None)?,
+        ));
+    }
+    let columns = BLOB_COLUMNS.matches(',').count() + 1;
+    conn.query_row(
+        &format!(
+            "SELECT {BLOB_COLUMNS}, c.cid
+             FROM (SELECT id AS cid FROM containers WHERE account = ?1 AND name = ?2) AS c
+             LEFT JOIN blobs ON blobs.container_id = c.cid AND blobs.name = ?3
+                AND blobs.is_base = 1 AND blobs.snapshot = ''"
+        ),
+        &vals![account, container, name],
+        |r| {
+            let row = match r.get::<Option<i64>>(0)? {
+                Some(_) => Some(read_blob_row(r)?),
+                None => None,
+            };
+            Ok((r.get::<i64>(columns)?, row))
+        },
+    )?
+    .ok_or(crate::Error::ContainerNotFound)
+}
+
+/// The extents of blob `id` in order, each inline one with its bytes while
+/// their running total stays within `preload` bytes (`None` past it, and
+/// for extents in the object store). On SQLite no bytes are read here.
+pub(crate) fn blob_extents_preloaded(
+    conn: &dyn Sql,
+    id: i64,
+    preload: u64,
+) -> Result<(Vec<ExtentRef>, Vec<Option<Bytes>>)> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok((super::blob_extents(conn, id)?, Vec::new()));
+    }
+    let rows = conn.query_map(
+        "SELECT e.extent, e.len, e.block_id,
+            CASE WHEN SUM(e.len) OVER (ORDER BY e.seq) <= ?2 THEN i.data END
+         FROM blob_extents e LEFT JOIN inline_extents i ON i.extent = e.extent
+         WHERE e.blob_id = ?1 ORDER BY e.seq",
+        &vals![id, preload as i64],
+        |r| {
+            Ok((
+                ExtentRef {
+                    extent: r.get(0)?,
+                    len: r.get::<i64>(1)? as u64,
+                    block_id: r.get(2)?,
+                },
+                r.get::<Option<Vec<u8>>>(3)?.map(Bytes::from),
+            ))
+        },
+    )?;
+    Ok(rows.into_iter().unzip())
+}

@@ -1,0 +1,204 @@
+//! Database round trips per operation on the PostgreSQL metadata backend,
+//! counted two ways: by the store (`Store::metadata_round_trips`, the
+//! exchanges it waited for) and by the server (`pg_stat_statements`, every
+//! statement including BEGIN and COMMIT). Each count is held exactly, so
+//! that a change that adds a round trip to an operation is seen here
+//! (docs/cluster.md, "Round trips").
+
+use std::sync::Arc;
+
+use stowage_blobstore::*;
+
+mod support;
+use support::*;
+
+/// What one operation cost, in a steady state (every statement prepared).
+#[derive(Debug, PartialEq, Eq)]
+struct Cost {
+    round_trips: u64,
+    statements: i64,
+}
+
+/// The statements the server ran in this database since the last reset,
+/// with their calls.
+fn statements(client: &mut postgres::Client) -> Vec<(String, i64)> {
+    client
+        .query(
+            "SELECT query, calls FROM pg_stat_statements \
+             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+             AND query NOT LIKE '%pg_stat_%' ORDER BY query",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+/// Waits until no other session of this database is running a statement
+/// or inside a transaction: a read's COMMIT is sent without waiting for
+/// its answer, so the server may still be finishing it when the store has
+/// answered.
+fn quiesce(client: &mut postgres::Client) {
+    loop {
+        let busy: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                 AND pid <> pg_backend_pid() AND state <> 'idle'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if busy == 0 {
+            return;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Runs `op` and counts what it cost.
+async fn cost<T, E: std::fmt::Debug>(
+    store: &Store,
+    client: &mut postgres::Client,
+    name: &str,
+    op: impl std::future::Future<Output = std::result::Result<T, E>>,
+) -> Cost {
+    tokio::task::block_in_place(|| {
+        quiesce(client);
+        client
+            .batch_execute("SELECT pg_stat_statements_reset()")
+            .unwrap();
+    });
+    let before = store.metadata_round_trips().unwrap();
+    op.await.unwrap();
+    let round_trips = store.metadata_round_trips().unwrap() - before;
+    let ran = tokio::task::block_in_place(|| {
+        quiesce(client);
+        statements(client)
+    });
+    let statements = ran.iter().map(|s| s.1).sum();
+    eprintln!("{name}: {round_trips} round trips, {statements} statements");
+    for (query, calls) in &ran {
+        let query: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
+        eprintln!(
+            "  {calls} x {}",
+            query.chars().take(110).collect::<String>()
+        );
+    }
+    Cost {
+        round_trips,
+        statements,
+    }
+}
+
+fn lease(name: &str, action: LeaseAction) -> LeaseBlobInput {
+    LeaseBlobInput {
+        account: ACCOUNT.to_owned(),
+        container: container("trips"),
+        blob: blob(name),
+        action,
+        conditions: Conditions::default(),
+    }
+}
+
+fn acquire() -> LeaseAction {
+    LeaseAction::Acquire {
+        duration: LeaseDuration::Fixed(15),
+        proposed_id: None,
+    }
+}
+
+/// The operations of the benchmarks, one at a time (so on one connection
+/// of the pool), each run once before it is counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operations_take_the_round_trips_they_are_known_to_take() {
+    let (_pg, url) = postgres_database();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(StoreConfig::at(dir.path()).with_metadata(&url), clock)
+        .await
+        .unwrap();
+    let mut client = tokio::task::block_in_place(|| {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .unwrap();
+        c
+    });
+    create_container(&store, "trips").await;
+    let data = pattern(4096);
+    let c = &mut client;
+    let mut costs = Vec::new();
+    for round in ["warm", "counted"] {
+        let b = format!("{round}-blob");
+        let s = &store;
+        let staged = format!("{round}-staged");
+        let leased = format!("{round}-leased");
+        put(s, "trips", &leased, b"x").await;
+        let put_4k = cost(s, c, "put-4k", async {
+            Ok::<_, ()>(put(s, "trips", &b, &data).await)
+        })
+        .await;
+        let get_4k = cost(s, c, "get-4k", async {
+            Ok::<_, ()>(get(s, "trips", &b).await)
+        })
+        .await;
+        let head = cost(s, c, "head", s.get_blob_properties(get_input("trips", &b))).await;
+        let put_block = cost(
+            s,
+            c,
+            "put-block",
+            s.put_block(put_block_input("trips", &staged, 0, 4096), body(&data)),
+        )
+        .await;
+        let put_block_list = cost(
+            s,
+            c,
+            "put-block-list",
+            s.put_block_list(put_block_list_input(
+                "trips",
+                &staged,
+                vec![(BlockListKind::Latest, block_id(0))],
+            )),
+        )
+        .await;
+        let lease_id = s.lease_blob(lease(&leased, acquire())).await.unwrap();
+        let release = LeaseAction::Release {
+            id: lease_id.outcome.lease_id.unwrap(),
+        };
+        let lease_release =
+            cost(s, c, "lease-release", s.lease_blob(lease(&leased, release))).await;
+        let lease_acquire = cost(
+            s,
+            c,
+            "lease-acquire",
+            s.lease_blob(lease(&leased, acquire())),
+        )
+        .await;
+        costs = vec![
+            ("put-4k", put_4k),
+            ("get-4k", get_4k),
+            ("head", head),
+            ("put-block", put_block),
+            ("put-block-list", put_block_list),
+            ("lease-acquire", lease_acquire),
+            ("lease-release", lease_release),
+        ];
+    }
+    tokio::task::block_in_place(|| drop(client));
+    let cost = |round_trips, statements| Cost {
+        round_trips,
+        statements,
+    };
+    assert_eq!(
+        costs,
+        vec![
+            ("put-4k", cost(6, 8)),
+            ("get-4k", cost(2, 4)),
+            ("head", cost(1, 3)),
+            ("put-block", cost(9, 11)),
+            ("put-block-list", cost(18, 20)),
+            ("lease-acquire", cost(3, 5)),
+            ("lease-release", cost(3, 5)),
+        ]
+    );
+}
