@@ -674,7 +674,11 @@ async fn import_azurite_loads_versions_blocks_and_leases_as_azurite_kept_them() 
     assert!(report.problems.is_empty(), "{:?}", report.problems);
 
     let server = TestServer::start_in(target, |c| c, None).await;
-    let client = server.client();
+    assert_imported(&server.client()).await;
+}
+
+/// What [`azurite_dir`] holds, read back through `client`.
+async fn assert_imported(client: &stowage_tests::Client) {
     let snapshot = "2026-01-02T03:04:05.1234567Z";
     let r = client
         .get(&format!("/cnt/whole?snapshot={snapshot}"))
@@ -840,4 +844,78 @@ async fn page_blobs_are_checked_backed_up_and_restored_whole() {
     let r = again.client().get(&format!("/{c}/disk")).send().await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(r.body == expected, "the restored page blob differs");
+}
+
+/// A cluster: the Azurite directory is loaded through the cluster's
+/// database and object store, and every node serves it at once.
+#[actix_web::test]
+async fn import_azurite_into_a_cluster_is_served_by_every_node() {
+    let root = tempfile::tempdir().unwrap();
+    let azurite = azurite_dir(root.path());
+    let parts = ClusterParts::new(None);
+    let import = |parts: &ClusterParts| {
+        let mut argv: Vec<OsString> = vec!["import-azurite".into()];
+        argv.extend(parts.args());
+        argv.push(azurite.clone().into());
+        argv
+    };
+    let argv = import(&parts);
+    let args: Vec<&dyn AsRef<std::ffi::OsStr>> = argv.iter().map(|a| a as _).collect();
+    // The page blob is skipped and named: exit status 1.
+    assert_eq!(run(&args).await, 1);
+    // Not twice: the container exists.
+    assert_eq!(run(&args).await, 2);
+
+    let other_node =
+        TestServer::start_in(tempfile::tempdir().unwrap(), |c| parts.config(c), None).await;
+    assert_imported(&other_node.client()).await;
+    drop(other_node);
+    let node = Subject::start_on(Some(parts), |c| c).await;
+    assert_imported(&node.server.client()).await;
+    let report = node.check(false).await;
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
+
+/// A cluster's check runs beside the nodes: an object nothing refers to is
+/// an orphan only once older than `--grace`, and a restore refuses a
+/// database that holds metadata.
+#[actix_web::test]
+async fn a_clusters_check_leaves_young_objects_alone_and_restore_wants_an_empty_database() {
+    let (subject, _) =
+        populate(Subject::start_on(Some(ClusterParts::new(None)), |c| c).await).await;
+    let orphan = subject
+        .objects()
+        .join("extents/cd/cd0000000000000000000000000000ff");
+    std::fs::create_dir_all(orphan.parent().unwrap()).unwrap();
+    std::fs::write(&orphan, b"in flight?").unwrap();
+    // Just written: perhaps an upload in flight on a node. Left alone.
+    let cluster = subject.cluster.as_ref().unwrap().cluster();
+    let out = tokio::task::spawn_blocking(move || {
+        admin::cluster::check(&cluster, true, Duration::from_secs(3600), &Quiet)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(out.report.problems.is_empty(), "{:?}", out.report.problems);
+    assert_eq!(out.young_unreferenced, 1);
+    assert_eq!(out.report.orphans_removed, 0);
+    assert_eq!(subject.run("check", &[&"--repair"]).await, 0);
+    assert!(orphan.exists(), "a young object is not removed");
+    // Once older than the grace period, it is an orphan.
+    assert_eq!(subject.run("check", &[&"--grace", &"0"]).await, 1);
+    assert_eq!(
+        subject.run("check", &[&"--grace", &"0", &"--repair"]).await,
+        0
+    );
+    assert!(!orphan.exists());
+
+    let root = tempfile::tempdir().unwrap();
+    let backup = root.path().join("backup");
+    assert_eq!(subject.run("backup", &[&backup]).await, 0);
+    // The database holds this store's metadata: refused, nothing changed.
+    let before = extent_files(&subject.objects());
+    assert_eq!(subject.run("restore", &[&backup]).await, 2);
+    assert_eq!(extent_files(&subject.objects()), before);
+    // The backup is a data directory a single node checks and serves.
+    assert_eq!(run(&[&"check", &"--location", &backup]).await, 0);
 }
