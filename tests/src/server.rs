@@ -52,9 +52,10 @@ fn with_test_objects(config: StoreConfig) -> StoreConfig {
     config.with_objects(location.with_prefix(&prefix))
 }
 
-/// `config` with its metadata in a throwaway PostgreSQL server of its own
-/// when `STOWAGE_TEST_POSTGRES` is set (as [`TestServer::start`] does), and
-/// that server, to be dropped after the store.
+/// `config` with its metadata in a database of its own on the shared
+/// throwaway PostgreSQL server when `STOWAGE_TEST_POSTGRES` is set (as
+/// [`TestServer::start`] does), and that server, held until the store is
+/// dropped.
 fn on_postgres_if_asked(
     config: StoreConfig,
 ) -> (
@@ -66,13 +67,13 @@ fn on_postgres_if_asked(
     }
     // The PostgreSQL client blocks: not on the test's runtime.
     let (pg, url) = std::thread::spawn(|| {
-        let pg = stowage_blobstore::testing::TempPostgres::start().expect("start PostgreSQL");
+        let pg = stowage_blobstore::testing::TempPostgres::shared().expect("start PostgreSQL");
         let url = pg.new_database().expect("create a database");
         (pg, url)
     })
     .join()
     .expect("PostgreSQL start-up");
-    (config.with_metadata(url), Some(Arc::new(pg)))
+    (config.with_metadata(url), Some(pg))
 }
 
 /// The instant every test clock starts at: Tue, 03 Sep 2024 10:15:07 GMT.
@@ -94,12 +95,13 @@ impl TestServer {
         Self::start_with(config, clock, Some(dir)).await
     }
 
-    /// A server whose metadata is in a throwaway PostgreSQL server of its
-    /// own (cluster mode), its extents in a fresh temporary directory.
+    /// A server whose metadata is in a database of its own (cluster mode)
+    /// on the throwaway PostgreSQL server the tests share
+    /// (`TempPostgres::shared`), its extents in a fresh temporary directory.
     pub async fn start_on_postgres() -> TestServer {
         // The PostgreSQL client blocks: not on the test's runtime.
         let (pg, url) = std::thread::spawn(|| {
-            let pg = stowage_blobstore::testing::TempPostgres::start().expect("start PostgreSQL");
+            let pg = stowage_blobstore::testing::TempPostgres::shared().expect("start PostgreSQL");
             let url = pg.new_database().expect("create a database");
             (pg, url)
         })
@@ -109,7 +111,7 @@ impl TestServer {
         let config = StoreConfig::at(dir.path().join("data")).with_metadata(url);
         let clock = Arc::new(ManualClock::new(epoch()));
         let mut server = Self::start_with(config, clock, Some(dir)).await;
-        server.postgres = Some(Arc::new(pg));
+        server.postgres = Some(pg);
         server
     }
 

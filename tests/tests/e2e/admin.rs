@@ -35,7 +35,7 @@ impl ClusterParts {
     fn new(pg: Option<Arc<TempPostgres>>) -> ClusterParts {
         // The PostgreSQL client blocks: not on the test's runtime.
         let (pg, url) = std::thread::spawn(move || {
-            let pg = pg.unwrap_or_else(|| Arc::new(TempPostgres::start().expect("PostgreSQL")));
+            let pg = pg.unwrap_or_else(|| TempPostgres::shared().expect("PostgreSQL"));
             let url = pg.new_database().expect("a database");
             (pg, url)
         })
