@@ -297,8 +297,9 @@ impl TestServer {
             access: Some((file("access.log"), format)),
         });
         let metrics = Arc::new(Metrics::new());
-        let config =
-            StoreConfig::at(dir.path().join("data")).with_observer(metrics.store_observer());
+        let (config, postgres) = on_postgres_if_asked(
+            StoreConfig::at(dir.path().join("data")).with_observer(metrics.store_observer()),
+        );
         let clock = Arc::new(ManualClock::new(epoch()));
         let store = Store::open_with(config.clone(), clock.clone(), None)
             .await
@@ -342,7 +343,7 @@ impl TestServer {
             handle,
             addr,
             metrics_url: Some(metrics_url),
-            postgres: None,
+            postgres,
         }
     }
 

@@ -40,7 +40,7 @@ use crate::{Error, Result};
 /// How old an object nothing refers to must be before [`check`] calls it
 /// an orphan, unless told otherwise: an upload in flight on a node has its
 /// object before the row that refers to it, and an S3 multipart object
-/// carries the time its upload began.
+/// may carry the time its upload began.
 pub const DEFAULT_ORPHAN_GRACE: Duration = Duration::from_secs(60 * 60);
 
 /// Where a cluster keeps its data: what the nodes were started with.
@@ -65,7 +65,9 @@ struct Open {
 }
 
 impl Cluster {
-    fn open(&self) -> Result<Open> {
+    /// Connects; with `create`, creates the data directory's `objects/`
+    /// when the extents go there.
+    fn open(&self, create: bool) -> Result<Open> {
         let objects = match self.objects.build(true)? {
             Some(store) => store,
             None => {
@@ -77,6 +79,9 @@ impl Cluster {
                     )
                 })?;
                 let objects = dir.join(OBJECTS_DIR);
+                if create {
+                    std::fs::create_dir_all(&objects)?;
+                }
                 if !objects.is_dir() {
                     return Err(Error::Internal(format!(
                         "{} has no {OBJECTS_DIR} directory",
@@ -184,7 +189,7 @@ pub fn check(
     grace: Duration,
     progress: &dyn Progress,
 ) -> Result<ClusterCheck> {
-    let mut open = cluster.open()?;
+    let mut open = cluster.open(false)?;
     let mut out = ClusterCheck::default();
     let report = &mut out.report;
 
@@ -420,7 +425,7 @@ pub fn backup(cluster: &Cluster, dest: &Path, progress: &dyn Progress) -> Result
             dest.display()
         )));
     }
-    let mut open = cluster.open()?;
+    let mut open = cluster.open(false)?;
     let dest_objects = objects_dir(dest);
     std::fs::create_dir_all(&dest_objects)?;
     let snapshot = dest.join(format!("{DATABASE_FILE}.partial"));
@@ -544,7 +549,7 @@ pub fn restore(cluster: &Cluster, src: &Path, progress: &dyn Progress) -> Result
             src.display()
         )));
     }
-    let mut open = cluster.open()?;
+    let mut open = cluster.open(true)?;
     if !open.pg.read(transfer::is_empty)? {
         return Err(Error::Internal(
             "the metadata database is not empty; restore only into an empty one".into(),

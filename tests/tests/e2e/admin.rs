@@ -441,6 +441,13 @@ async fn backup_during_writes_restores_a_consistent_store() {
         let report = restored.check(false).await;
         assert!(report.problems.is_empty(), "{:?}", report.problems);
         assert_same_blobs(&restored.server, &c, &names, last).await;
+        // New rows get ids past the restored ones.
+        let client = restored.server.client();
+        client.create_container("after-restore").await;
+        client.put_blob("after-restore", "new", b"new").await;
+        client.put_blob(&c, "blob0", b"overwritten").await;
+        let r = client.get(&format!("/{c}/blob0")).send().await;
+        assert_eq!(&r.body[..], b"overwritten");
     }
 
     let target = tempfile::tempdir().unwrap();
