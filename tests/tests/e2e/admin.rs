@@ -532,12 +532,7 @@ impl admin::Progress for Collector {
 
 #[actix_web::test]
 async fn backup_takes_a_new_snapshot_when_the_collector_deletes_an_extent_it_needs() {
-    let server = TestServer::start_in(
-        tempfile::tempdir().unwrap(),
-        |c| c.with_gc_grace(Duration::ZERO),
-        None,
-    )
-    .await;
+    let Subject { server, cluster } = Subject::start(|c| c.with_gc_grace(Duration::ZERO)).await;
     let c = unique("race");
     let client = server.client();
     client.create_container(&c).await;
@@ -553,10 +548,14 @@ async fn backup_takes_a_new_snapshot_when_the_collector_deletes_an_extent_it_nee
     let backup = dest.path().join("backup");
     let report = {
         let backup = backup.clone();
-        tokio::task::spawn_blocking(move || admin::backup(&dir, &backup, &racer))
-            .await
-            .unwrap()
-            .unwrap()
+        let cluster = cluster.as_ref().map(ClusterParts::cluster);
+        tokio::task::spawn_blocking(move || match cluster {
+            Some(cluster) => admin::cluster::backup(&cluster, &backup, &racer),
+            None => admin::backup(&dir, &backup, &racer),
+        })
+        .await
+        .unwrap()
+        .unwrap()
     };
     assert_eq!(report.snapshots, 2, "{report:?}");
     assert_eq!(report.extents, 1);
