@@ -215,4 +215,67 @@ mod tests {
             .unwrap();
         assert_eq!(id, 7);
     }
+
+    /// SQLite to PostgreSQL and back: every value comes back as it was
+    /// (NULLs, bytes, text), and PostgreSQL's next id is past the copied
+    /// ones.
+    #[test]
+    fn a_round_trip_through_postgresql_keeps_every_value_and_moves_the_ids_on() {
+        let pg = crate::testing::TempPostgres::shared().unwrap();
+        let mut conn = crate::meta::pg::PgConnection::connect(&pg.new_database().unwrap()).unwrap();
+        crate::meta::pg_schema::migrate(&mut conn).unwrap();
+        let from = sqlite();
+        from.execute_batch(
+            "INSERT INTO containers (id, account, name, etag, last_modified, metadata,
+                 public_access, default_encryption_scope, deny_encryption_scope_override)
+             VALUES (41, 'acct', 'c', '\"e\"', 5, '{}', NULL, '$account-encryption-key', 0);
+             INSERT INTO blobs (id, container_id, name, is_base, snapshot, committed,
+                 blob_type, size, etag, last_modified, creation_time, content_md5, metadata)
+             VALUES (90, 41, 'b', 1, '', 1, 'BlockBlob', 3, '\"x\"', 6, 6, x'0102ff', '{}');
+             INSERT INTO blob_extents (blob_id, seq, extent, len, block_id)
+             VALUES (90, 0, 'i.a', 3, NULL);
+             INSERT INTO inline_extents (extent, data) VALUES ('i.a', x'616263');",
+        )
+        .unwrap();
+        let order = fill_order(&from).unwrap();
+        conn.write(|pg| {
+            assert!(is_empty(pg)?);
+            assert_eq!(copy_tables(&from, pg, &order)?, 4);
+            reset_identities(pg)
+        })
+        .unwrap();
+        let new_id = conn
+            .write(|pg| {
+                pg.query_value::<i64>(
+                    "INSERT INTO containers (account, name, etag, last_modified, metadata,
+                         default_encryption_scope, deny_encryption_scope_override)
+                     VALUES ('acct', 'd', 'e', 1, '{}', '', 0) RETURNING id",
+                    &[],
+                )
+            })
+            .unwrap()
+            .unwrap();
+        assert!(new_id > 41, "{new_id}");
+        let back = sqlite();
+        conn.read(|pg| copy_tables(pg, &back, &order)).unwrap();
+        let (md5, access): (Vec<u8>, Option<String>) = back
+            .query_row(
+                "SELECT b.content_md5, c.public_access FROM blobs b
+                   JOIN containers c ON c.id = b.container_id WHERE b.id = 90",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(md5, vec![1, 2, 0xff]);
+        assert_eq!(access, None);
+        let block: Option<String> = back
+            .query_row("SELECT block_id FROM blob_extents", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(block, None);
+        let data: Vec<u8> = back
+            .query_row("SELECT data FROM inline_extents", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(data, b"abc");
+        drop(conn);
+    }
 }
