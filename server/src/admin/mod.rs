@@ -279,10 +279,13 @@ fn execute(command: Command, progress: &dyn Progress) -> anyhow::Result<i32> {
             azurite_dir,
         } => {
             azurite::require_azurite_dir(&azurite_dir)?;
-            // In cluster mode without --location, the store's own files
-            // (its disk reserve) go into a scratch directory for this run.
+            // In cluster mode with the extents in an object store and no
+            // --location, the store's own files (its disk reserve) go into
+            // a scratch directory for this run. (Extents kept in the data
+            // directory need the directory named.)
+            let remote = target.objects.as_ref().is_some_and(|o| o.is_remote());
             let scratch = match (&target.metadata, &target.location) {
-                (Some(_), None) => Some(ScratchDir::new()?),
+                (Some(_), None) if remote => Some(ScratchDir::new()?),
                 _ => None,
             };
             let location = match &scratch {
