@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use stowage_blobstore::admin::cluster::Cluster;
+use stowage_blobstore::admin::cluster::{Cluster, DEFAULT_ORPHAN_GRACE};
 use stowage_blobstore::admin::{self as engine, Progress};
 use stowage_blobstore::{ObjectsLocation, Store, StoreConfig, SystemClock};
 
@@ -25,9 +25,6 @@ use progress::Reporter;
 pub const EXIT_PROBLEMS: i32 = 1;
 /// Exit status when the command could not run.
 pub const EXIT_FAILED: i32 = 2;
-
-/// The default of `check --grace`: an hour.
-const DEFAULT_GRACE_SECS: u64 = 3600;
 
 /// Where the data is: a data directory, or a cluster's database and object
 /// store (the flags the server takes for them).
@@ -104,7 +101,7 @@ enum Command {
         /// Cluster mode: an object nothing refers to is an orphan only when
         /// older than this many seconds (a younger one may be an upload in
         /// flight on a node).
-        #[arg(long = "grace", value_name = "SECONDS", default_value_t = DEFAULT_GRACE_SECS)]
+        #[arg(long = "grace", value_name = "SECONDS", default_value_t = DEFAULT_ORPHAN_GRACE.as_secs())]
         grace: u64,
     },
     /// Copies a data directory, or a cluster's metadata and extents, to
