@@ -11,6 +11,7 @@ use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 /// A running throwaway server; stopped on drop. It can be stopped and
 /// started again on the same data directory ([`TempPostgres::stop`],
@@ -105,6 +106,25 @@ impl TempPostgres {
             *server = Some(spawn_server(self.dir.path())?);
         }
         self.wait_ready()
+    }
+
+    /// The server shared by every caller in this process that holds it:
+    /// started by the first, stopped when the last drops it. Tests that
+    /// each want a database of their own (`new_database`) start one server
+    /// between them rather than one each (an `initdb` and a start-up take
+    /// seconds on a loaded machine).
+    ///
+    /// # Errors
+    /// As [`TempPostgres::start`].
+    pub fn shared() -> io::Result<Arc<TempPostgres>> {
+        static SHARED: Mutex<Weak<TempPostgres>> = Mutex::new(Weak::new());
+        let mut slot = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pg) = slot.upgrade() {
+            return Ok(pg);
+        }
+        let pg = Arc::new(TempPostgres::start()?);
+        *slot = Arc::downgrade(&pg);
+        Ok(pg)
     }
 
     /// The connection string of database `db`.

@@ -52,6 +52,30 @@ fn with_test_objects(config: StoreConfig) -> StoreConfig {
     config.with_objects(location.with_prefix(&prefix))
 }
 
+/// `config` with its metadata in a database of its own on the shared
+/// throwaway PostgreSQL server when `STOWAGE_TEST_POSTGRES` is set (as
+/// [`TestServer::start`] does), and that server, held until the store is
+/// dropped.
+fn on_postgres_if_asked(
+    config: StoreConfig,
+) -> (
+    StoreConfig,
+    Option<Arc<stowage_blobstore::testing::TempPostgres>>,
+) {
+    if std::env::var_os("STOWAGE_TEST_POSTGRES").is_none() {
+        return (config, None);
+    }
+    // The PostgreSQL client blocks: not on the test's runtime.
+    let (pg, url) = std::thread::spawn(|| {
+        let pg = stowage_blobstore::testing::TempPostgres::shared().expect("start PostgreSQL");
+        let url = pg.new_database().expect("create a database");
+        (pg, url)
+    })
+    .join()
+    .expect("PostgreSQL start-up");
+    (config.with_metadata(url), Some(pg))
+}
+
 /// The instant every test clock starts at: Tue, 03 Sep 2024 10:15:07 GMT.
 pub fn epoch() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_725_358_507)
@@ -71,12 +95,13 @@ impl TestServer {
         Self::start_with(config, clock, Some(dir)).await
     }
 
-    /// A server whose metadata is in a throwaway PostgreSQL server of its
-    /// own (cluster mode), its extents in a fresh temporary directory.
+    /// A server whose metadata is in a database of its own (cluster mode)
+    /// on the throwaway PostgreSQL server the tests share
+    /// (`TempPostgres::shared`), its extents in a fresh temporary directory.
     pub async fn start_on_postgres() -> TestServer {
         // The PostgreSQL client blocks: not on the test's runtime.
         let (pg, url) = std::thread::spawn(|| {
-            let pg = stowage_blobstore::testing::TempPostgres::start().expect("start PostgreSQL");
+            let pg = stowage_blobstore::testing::TempPostgres::shared().expect("start PostgreSQL");
             let url = pg.new_database().expect("create a database");
             (pg, url)
         })
@@ -86,7 +111,7 @@ impl TestServer {
         let config = StoreConfig::at(dir.path().join("data")).with_metadata(url);
         let clock = Arc::new(ManualClock::new(epoch()));
         let mut server = Self::start_with(config, clock, Some(dir)).await;
-        server.postgres = Some(Arc::new(pg));
+        server.postgres = Some(pg);
         server
     }
 
@@ -148,19 +173,25 @@ impl TestServer {
     /// (`--containerDeleteRetentionDays`).
     pub async fn start_with_container_retention(days: u32) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let config = StoreConfig::at(dir.path().join("data"));
+        let (config, pg) = on_postgres_if_asked(StoreConfig::at(dir.path().join("data")));
         let clock = Arc::new(ManualClock::new(epoch()));
         let accounts = Accounts::development().with_container_delete_retention_days(Some(days));
-        Self::start_configured(config, clock, Some(dir), None, accounts, true, false).await
+        let mut server =
+            Self::start_configured(config, clock, Some(dir), None, accounts, true, false).await;
+        server.postgres = pg;
+        server
     }
 
     /// A server over a fresh temporary directory with blob versioning on
     /// for every account (`--blobVersioning`).
     pub async fn start_with_versioning() -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        Self::start_in(
+        let mut pg = None;
+        let mut server = Self::start_in(
             dir,
             |c| {
+                let (c, on) = on_postgres_if_asked(c);
+                pg = on;
                 c.with_versioning(stowage_blobstore::Versioning {
                     all: true,
                     ..stowage_blobstore::Versioning::default()
@@ -168,7 +199,9 @@ impl TestServer {
             },
             None,
         )
-        .await
+        .await;
+        server.postgres = pg;
+        server
     }
 
     /// An in-memory server started with `--loose`.
@@ -264,8 +297,9 @@ impl TestServer {
             access: Some((file("access.log"), format)),
         });
         let metrics = Arc::new(Metrics::new());
-        let config =
-            StoreConfig::at(dir.path().join("data")).with_observer(metrics.store_observer());
+        let (config, postgres) = on_postgres_if_asked(
+            StoreConfig::at(dir.path().join("data")).with_observer(metrics.store_observer()),
+        );
         let clock = Arc::new(ManualClock::new(epoch()));
         let store = Store::open_with(config.clone(), clock.clone(), None)
             .await
@@ -309,7 +343,7 @@ impl TestServer {
             handle,
             addr,
             metrics_url: Some(metrics_url),
-            postgres: None,
+            postgres,
         }
     }
 

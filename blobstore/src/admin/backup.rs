@@ -46,7 +46,7 @@ pub struct RestoreReport {
 
 /// True when `dir` does not exist or is an empty directory (a lock file
 /// named `lock_file` excepted).
-fn is_empty_dir(dir: &Path, lock_file: Option<&str>) -> Result<bool> {
+pub(super) fn is_empty_dir(dir: &Path, lock_file: Option<&str>) -> Result<bool> {
     match std::fs::read_dir(dir) {
         Ok(entries) => {
             for entry in entries {
@@ -183,7 +183,7 @@ pub fn backup(dir: &Path, dest: &Path, progress: &dyn Progress) -> Result<Backup
 }
 
 /// The fan-out directories under the extents of `objects`.
-fn fanout_dirs(objects: &Path) -> Result<Vec<PathBuf>> {
+pub(super) fn fanout_dirs(objects: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let root = objects.join("extents");
     if let Ok(entries) = std::fs::read_dir(&root) {

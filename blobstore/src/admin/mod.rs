@@ -10,6 +10,7 @@
 
 mod backup;
 mod check;
+pub mod cluster;
 
 use std::path::{Path, PathBuf};
 

@@ -3,6 +3,8 @@
 
 use rusqlite::{Connection, params};
 
+use super::sql::{Sql, SqlRow, vals};
+
 use crate::Result;
 
 /// One reference to an extent: its id, the length the row expects, and a
@@ -21,8 +23,8 @@ pub(crate) struct ExtentUse {
 
 /// Every extent a blob version, an uncommitted block or a page map refers
 /// to (empty committed blocks have no extent and are left out).
-pub(crate) fn extent_uses(conn: &Connection) -> Result<Vec<ExtentUse>> {
-    let mut stmt = conn.prepare(
+pub(crate) fn extent_uses(conn: &dyn Sql) -> Result<Vec<ExtentUse>> {
+    conn.query_map(
         "SELECT e.extent, e.len, c.account, c.name, b.name, b.snapshot, NULL, 1
            FROM blob_extents e JOIN blobs b ON b.id = e.blob_id
            JOIN containers c ON c.id = b.container_id
@@ -38,62 +40,69 @@ pub(crate) fn extent_uses(conn: &Connection) -> Result<Vec<ExtentUse>> {
            FROM page_ranges p JOIN blobs b ON b.id = p.blob_id
            JOIN containers c ON c.id = b.container_id
           WHERE p.extent <> ''
-          GROUP BY p.extent, b.id",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        let snapshot: String = r.get(5)?;
-        let block: Option<String> = r.get(6)?;
-        let mut referrer = format!(
-            "{}/{}/{}",
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-            r.get::<_, String>(4)?
-        );
-        if !snapshot.is_empty() {
-            referrer.push_str(&format!("?snapshot={snapshot}"));
-        }
-        if let Some(block) = block {
-            referrer.push_str(&format!(" (uncommitted block {block})"));
-        }
-        Ok(ExtentUse {
-            extent: r.get(0)?,
-            len: r.get::<_, i64>(1)? as u64,
-            referrer,
-            exact: r.get(7)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+          GROUP BY p.extent, b.id, c.account, c.name, b.name, b.snapshot",
+        &[],
+        |r| {
+            let mut referrer = referrer(r, 2)?;
+            if let Some(block) = r.get::<Option<String>>(6)? {
+                referrer.push_str(&format!(" (uncommitted block {block})"));
+            }
+            Ok(ExtentUse {
+                extent: r.get(0)?,
+                len: r.get::<i64>(1)? as u64,
+                referrer,
+                exact: r.get(7)?,
+            })
+        },
+    )
+}
+
+/// `account/container/blob` (with `?snapshot=…`) from the four columns
+/// from `first`.
+fn referrer(r: &dyn SqlRow, first: usize) -> Result<String> {
+    let snapshot: String = r.get(first + 3)?;
+    let mut referrer = format!(
+        "{}/{}/{}",
+        r.get::<String>(first)?,
+        r.get::<String>(first + 1)?,
+        r.get::<String>(first + 2)?
+    );
+    if !snapshot.is_empty() {
+        referrer.push_str(&format!("?snapshot={snapshot}"));
+    }
+    Ok(referrer)
 }
 
 /// Every extent waiting in the garbage table for the collector.
-pub(crate) fn garbage_extents(conn: &Connection) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT extent FROM garbage")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+pub(crate) fn garbage_extents(conn: &dyn Sql) -> Result<Vec<String>> {
+    conn.query_map("SELECT extent FROM garbage", &[], |r| r.get(0))
 }
 
 /// The stored length of inline extent `extent`, if it exists.
-pub(crate) fn inline_len(conn: &Connection, extent: &str) -> Result<Option<u64>> {
-    use rusqlite::OptionalExtension as _;
+pub(crate) fn inline_len(conn: &dyn Sql, extent: &str) -> Result<Option<u64>> {
     Ok(conn
-        .prepare_cached("SELECT length(data) FROM inline_extents WHERE extent = ?1")?
-        .query_row(params![extent], |r| r.get::<_, i64>(0))
-        .optional()?
+        .query_row(
+            "SELECT length(data) FROM inline_extents WHERE extent = ?1",
+            &vals![extent],
+            |r| r.get::<i64>(0),
+        )?
         .map(|n| n as u64))
 }
 
-/// Inline extents that no blob version, uncommitted block, page map or
-/// garbage row refers to.
-pub(crate) fn orphan_inline_extents(conn: &Connection) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare(
-        "SELECT i.extent FROM inline_extents i
-          WHERE NOT EXISTS (SELECT 1 FROM blob_extents e WHERE e.extent = i.extent)
+/// The condition that inline extent `i.extent` is referred to by nothing.
+const INLINE_UNUSED: &str = "NOT EXISTS (SELECT 1 FROM blob_extents e WHERE e.extent = i.extent)
             AND NOT EXISTS (SELECT 1 FROM blocks k WHERE k.extent = i.extent)
             AND NOT EXISTS (SELECT 1 FROM page_ranges p WHERE p.extent = i.extent)
-            AND NOT EXISTS (SELECT 1 FROM garbage g WHERE g.extent = i.extent)",
-    )?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+            AND NOT EXISTS (SELECT 1 FROM garbage g WHERE g.extent = i.extent)";
+
+/// Inline extents that no blob version, uncommitted block, page map or
+/// garbage row refers to.
+pub(crate) fn orphan_inline_extents(conn: &dyn Sql) -> Result<Vec<String>> {
+    conn.query_map(
+        &format!("SELECT i.extent FROM inline_extents i WHERE {INLINE_UNUSED}"),
+        &[],
+        |r| r.get(0),
+    )
 }
 
 /// A committed block blob written whole (by Put Blob or a copy of one), so
@@ -110,53 +119,45 @@ pub(crate) struct HashedBlob {
 /// block blobs not built from a block list. (Put Block List and Set Blob
 /// Properties store whatever MD5 the client states, which need not be the
 /// MD5 of the bytes.)
-pub(crate) fn hashed_blobs(conn: &Connection) -> Result<Vec<HashedBlob>> {
-    let mut stmt = conn.prepare(
+pub(crate) fn hashed_blobs(conn: &dyn Sql) -> Result<Vec<HashedBlob>> {
+    let blobs = conn.query_map(
         "SELECT b.id, c.account, c.name, b.name, b.snapshot, b.content_md5
            FROM blobs b JOIN containers c ON c.id = b.container_id
           WHERE b.committed = 1 AND b.blob_type = 'BlockBlob' AND b.content_md5 IS NOT NULL
             AND NOT EXISTS (SELECT 1 FROM blob_extents e
                              WHERE e.blob_id = b.id AND e.block_id IS NOT NULL)
           ORDER BY b.id",
+        &[],
+        |r| Ok((r.get::<i64>(0)?, referrer(r, 1)?, r.get::<Vec<u8>>(5)?)),
     )?;
-    let rows = stmt.query_map([], |r| {
-        let snapshot: String = r.get(4)?;
-        let mut referrer = format!(
-            "{}/{}/{}",
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?
-        );
-        if !snapshot.is_empty() {
-            referrer.push_str(&format!("?snapshot={snapshot}"));
-        }
-        Ok((r.get::<_, i64>(0)?, referrer, r.get::<_, Vec<u8>>(5)?))
-    })?;
-    let mut out = Vec::new();
-    let mut extents = conn.prepare(
-        "SELECT extent, len FROM blob_extents WHERE blob_id = ?1 AND extent <> '' ORDER BY seq",
-    )?;
-    for row in rows {
-        let (id, referrer, md5) = row?;
-        let list = extents
-            .query_map(params![id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?
-            .collect::<rusqlite::Result<_>>()?;
+    let mut out = Vec::with_capacity(blobs.len());
+    for (id, referrer, md5) in blobs {
+        let extents = conn.query_map(
+            "SELECT extent, len FROM blob_extents
+              WHERE blob_id = ?1 AND extent <> '' ORDER BY seq",
+            &vals![id],
+            |r| Ok((r.get(0)?, r.get::<i64>(1)? as u64)),
+        )?;
         out.push(HashedBlob {
             referrer,
             md5,
-            extents: list,
+            extents,
         });
     }
     Ok(out)
 }
 
-/// Deletes inline extents (found orphaned by [`orphan_inline_extents`]).
-pub(crate) fn delete_inline_extents(conn: &Connection, extents: &[String]) -> Result<()> {
-    let mut stmt = conn.prepare("DELETE FROM inline_extents WHERE extent = ?1")?;
+/// Deletes inline extents found orphaned by [`orphan_inline_extents`], each
+/// only if still nothing refers to it (a write may have come since).
+pub(crate) fn delete_inline_extents(conn: &dyn Sql, extents: &[String]) -> Result<u64> {
+    let mut n = 0;
     for e in extents {
-        stmt.execute(params![e])?;
+        n += conn.execute(
+            &format!("DELETE FROM inline_extents AS i WHERE i.extent = ?1 AND {INLINE_UNUSED}"),
+            &vals![e],
+        )? as u64;
     }
-    Ok(())
+    Ok(n)
 }
 
 /// Writes a consistent copy of the database to `dest` (a file that must

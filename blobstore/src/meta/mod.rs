@@ -21,13 +21,14 @@ mod lease_columns;
 mod listing;
 mod pages;
 pub(crate) mod pg;
-mod pg_schema;
+pub(crate) mod pg_schema;
 mod pool;
-mod schema;
+pub(crate) mod schema;
 mod service;
 pub(crate) mod sql;
 mod tags;
 mod tier_columns;
+pub(crate) mod transfer;
 mod usage;
 pub(crate) mod versions;
 

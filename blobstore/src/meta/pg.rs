@@ -121,7 +121,6 @@ impl std::fmt::Debug for PgConnection {
 impl PgConnection {
     /// Connects to `url` (`postgres://USER@HOST:PORT/DB`, or the key=value
     /// form; `host` may be a directory holding the server's socket).
-    #[cfg(test)]
     pub(crate) fn connect(url: &str) -> Result<PgConnection> {
         Self::connect_on(url, Driver::start()?, Arc::default())
     }

@@ -8,6 +8,11 @@ use crate::Result;
 /// newer Stowage is refused rather than misread.
 const SCHEMA_VERSION: i64 = 13;
 
+/// The schema version this build writes.
+pub(crate) fn version() -> i64 {
+    SCHEMA_VERSION
+}
+
 /// Brings the database to [`SCHEMA_VERSION`], one step at a time, each step
 /// in its own transaction.
 pub(crate) fn migrate(conn: &Connection) -> Result<()> {

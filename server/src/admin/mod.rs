@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use stowage_blobstore::admin::cluster::{Cluster, DEFAULT_ORPHAN_GRACE};
 use stowage_blobstore::admin::{self as engine, Progress};
-use stowage_blobstore::{Store, StoreConfig, SystemClock};
+use stowage_blobstore::{ObjectsLocation, Store, StoreConfig, SystemClock};
 
 use crate::data_dir;
 use progress::Reporter;
@@ -24,6 +25,47 @@ use progress::Reporter;
 pub const EXIT_PROBLEMS: i32 = 1;
 /// Exit status when the command could not run.
 pub const EXIT_FAILED: i32 = 2;
+
+/// Where the data is: a data directory, or a cluster's database and object
+/// store (the flags the server takes for them).
+#[derive(Debug, clap::Args)]
+struct Target {
+    /// Data directory (in cluster mode: where the extents are when
+    /// `--objects` is not given).
+    #[arg(short = 'l', long = "location")]
+    location: Option<PathBuf>,
+    /// Cluster mode: the PostgreSQL database of the metadata.
+    #[arg(long = "metadata", env = "STOWAGE_METADATA", hide_env_values = true)]
+    metadata: Option<String>,
+    /// Cluster mode: where the extents are (`s3://BUCKET?endpoint=...`,
+    /// `file:///shared/dir`).
+    #[arg(long = "objects", env = "STOWAGE_OBJECTS", value_name = "URL")]
+    objects: Option<ObjectsLocation>,
+}
+
+impl Target {
+    /// The cluster, when `--metadata` names one.
+    fn cluster(&self) -> Option<Cluster> {
+        Some(Cluster {
+            metadata: self.metadata.clone()?,
+            objects: self.objects.clone().unwrap_or_default(),
+            location: self.location.clone(),
+        })
+    }
+
+    /// The data directory of single-node mode.
+    fn data_dir(&self) -> anyhow::Result<&Path> {
+        if let Some(objects) = self.objects.as_ref().filter(|o| o.is_remote()) {
+            anyhow::bail!(
+                "--objects {objects} without --metadata: check, backup and restore of a \
+                 single node work on a data directory that holds its extents"
+            );
+        }
+        self.location
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("name the data directory with --location"))
+    }
+}
 
 /// Names of the subcommands: a first argument equal to one of these runs it.
 const SUBCOMMANDS: [&str; 5] = [
@@ -44,43 +86,48 @@ struct AdminCli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Verifies every extent blobs and uncommitted blocks refer to (it
-    /// exists, with the right length, and the MD5 Stowage computed for a
-    /// blob matches its bytes) and lists orphan extents. Exits with 1 when
-    /// something is wrong. Refuses a directory a server is running on.
+    /// Verifies every extent blobs, page maps and uncommitted blocks refer
+    /// to (it exists, with the right length, and the MD5 Stowage computed
+    /// for a blob matches its bytes) and lists orphan extents. Exits with 1
+    /// when something is wrong. Refuses a directory a server is running on;
+    /// in cluster mode (`--metadata`) it runs while the nodes serve.
     Check {
-        /// Data directory.
-        #[arg(short = 'l', long = "location")]
-        location: PathBuf,
+        #[command(flatten)]
+        target: Target,
         /// Delete the orphans found (missing or corrupt data cannot be
         /// repaired; it is only reported).
         #[arg(long)]
         repair: bool,
+        /// Cluster mode: an object nothing refers to is an orphan only when
+        /// older than this many seconds (a younger one may be an upload in
+        /// flight on a node).
+        #[arg(long = "grace", value_name = "SECONDS", default_value_t = DEFAULT_ORPHAN_GRACE.as_secs())]
+        grace: u64,
     },
-    /// Copies a data directory to DEST (missing or empty), consistently,
-    /// while a server may be running on it.
+    /// Copies a data directory, or a cluster's metadata and extents, to
+    /// DEST (missing or empty), consistently, while servers run. The copy
+    /// is a single-node data directory.
     Backup {
-        /// Data directory.
-        #[arg(short = 'l', long = "location")]
-        location: PathBuf,
+        #[command(flatten)]
+        target: Target,
         /// Where the backup goes.
         dest: PathBuf,
     },
-    /// Restores a backup into an empty data directory.
+    /// Restores a backup into an empty data directory, or into a cluster
+    /// whose database holds no metadata yet.
     Restore {
-        /// Data directory (missing or empty).
-        #[arg(short = 'l', long = "location")]
-        location: PathBuf,
+        #[command(flatten)]
+        target: Target,
         /// The backup.
         src: PathBuf,
     },
     /// Loads an Azurite 3.x data directory (its `__azurite_db_blob__.json`,
     /// `__azurite_db_blob_extent__.json` and `__blobstorage__`) into a
-    /// Stowage data directory. Refuses a directory a server is running on.
+    /// Stowage data directory, or into a cluster. Refuses a directory a
+    /// server is running on.
     ImportAzurite {
-        /// Stowage data directory.
-        #[arg(short = 'l', long = "location")]
-        location: PathBuf,
+        #[command(flatten)]
+        target: Target,
         /// Azurite's data directory (its `--location`).
         azurite_dir: PathBuf,
     },
@@ -130,12 +177,29 @@ pub fn run(args: Vec<OsString>) -> i32 {
 
 fn execute(command: Command, progress: &dyn Progress) -> anyhow::Result<i32> {
     match command {
-        Command::Check { location, repair } => {
-            require_data_dir(&location)?;
-            let _lock = data_dir::claim(&location)?;
-            let report = engine::check(&location, repair, progress)?;
+        Command::Check {
+            target,
+            repair,
+            grace,
+        } => {
+            let (report, young) = if let Some(cluster) = target.cluster() {
+                let grace = std::time::Duration::from_secs(grace);
+                let out = engine::cluster::check(&cluster, repair, grace, progress)?;
+                (out.report, out.young_unreferenced)
+            } else {
+                let location = target.data_dir()?;
+                require_data_dir(location)?;
+                let _lock = data_dir::claim(location)?;
+                (engine::check(location, repair, progress)?, 0)
+            };
             for problem in &report.problems {
                 println!("{problem}");
+            }
+            if young > 0 {
+                println!(
+                    "left alone: {young} extents nothing refers to yet, younger than the grace \
+                     period (uploads in flight on a node, perhaps)"
+                );
             }
             println!(
                 "checked {} extents and the MD5 of {} blobs: {} missing or corrupt, {} orphans{}",
@@ -151,9 +215,14 @@ fn execute(command: Command, progress: &dyn Progress) -> anyhow::Result<i32> {
             );
             Ok(if report.healthy() { 0 } else { EXIT_PROBLEMS })
         }
-        Command::Backup { location, dest } => {
-            require_data_dir(&location)?;
-            let report = engine::backup(&location, &dest, progress)?;
+        Command::Backup { target, dest } => {
+            let report = if let Some(cluster) = target.cluster() {
+                engine::cluster::backup(&cluster, &dest, progress)?
+            } else {
+                let location = target.data_dir()?;
+                require_data_dir(location)?;
+                engine::backup(location, &dest, progress)?
+            };
             println!(
                 "backed up {} extents ({} bytes) and the database into {}",
                 report.extents,
@@ -162,15 +231,26 @@ fn execute(command: Command, progress: &dyn Progress) -> anyhow::Result<i32> {
             );
             Ok(0)
         }
-        Command::Restore { location, src } => {
+        Command::Restore { target, src } => {
             require_data_dir(&src)?;
-            let _lock = data_dir::claim(&location)?;
-            let report = engine::restore(&src, &location, Some(data_dir::LOCK_FILE), progress)?;
+            let (report, into) = if let Some(cluster) = target.cluster() {
+                let into = match &cluster.objects {
+                    ObjectsLocation::DataDir => "the metadata database and the data directory",
+                    _ => "the metadata database and the object store",
+                };
+                (
+                    engine::cluster::restore(&cluster, &src, progress)?,
+                    into.to_owned(),
+                )
+            } else {
+                let location = target.data_dir()?;
+                let _lock = data_dir::claim(location)?;
+                let report = engine::restore(&src, location, Some(data_dir::LOCK_FILE), progress)?;
+                (report, location.display().to_string())
+            };
             println!(
-                "restored {} extents ({} bytes) and the database into {}",
-                report.extents,
-                report.bytes,
-                location.display()
+                "restored {} extents ({} bytes) and the database into {into}",
+                report.extents, report.bytes,
             );
             Ok(0)
         }
@@ -192,17 +272,39 @@ fn execute(command: Command, progress: &dyn Progress) -> anyhow::Result<i32> {
             })
         }
         Command::ImportAzurite {
-            location,
+            target,
             azurite_dir,
         } => {
             azurite::require_azurite_dir(&azurite_dir)?;
+            // In cluster mode with the extents in an object store and no
+            // --location, the store's own files (its disk reserve) go into
+            // a scratch directory for this run. (Extents kept in the data
+            // directory need the directory named.)
+            let remote = target.objects.as_ref().is_some_and(|o| o.is_remote());
+            let scratch = match (&target.metadata, &target.location) {
+                (Some(_), None) if remote => Some(ScratchDir::new()?),
+                _ => None,
+            };
+            let location = match &scratch {
+                Some(s) => s.0.clone(),
+                None => target.data_dir()?.to_path_buf(),
+            };
             let _lock = data_dir::claim(&location)?;
+            let mut config = StoreConfig::at(&location);
+            if let Some(url) = &target.metadata {
+                config = config
+                    .with_metadata(url.clone())
+                    .with_objects(target.objects.clone().unwrap_or_default());
+            }
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             let report = runtime.block_on(async {
-                let store = Store::open(StoreConfig::at(&location), Arc::new(SystemClock)).await?;
-                azurite::import(&azurite_dir, &store, progress).await
+                let store = Store::open(config, Arc::new(SystemClock)).await?;
+                let report = azurite::import(&azurite_dir, &store, progress).await;
+                // The PostgreSQL pool is dropped off this runtime's thread.
+                tokio::task::spawn_blocking(move || drop(store)).await?;
+                report
             })?;
             for blob in &report.skipped {
                 println!("skipped: {blob} (page blobs are not served yet)");
@@ -223,6 +325,23 @@ fn execute(command: Command, progress: &dyn Progress) -> anyhow::Result<i32> {
                 EXIT_PROBLEMS
             })
         }
+    }
+}
+
+/// A directory removed when dropped.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> std::io::Result<ScratchDir> {
+        let dir = std::env::temp_dir().join(format!("stowage-import-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(ScratchDir(dir))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

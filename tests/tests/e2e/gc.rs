@@ -440,20 +440,23 @@ async fn a_get_streaming_a_blob_returns_the_original_bytes_through_overwrite_del
 // Keeping up with overwrites (issue 16, finding 1)
 
 /// The metadata database's size in bytes, as committed (pages times page
-/// size, read on a connection of its own).
-fn database_bytes(server: &TestServer) -> u64 {
-    let db = rusqlite::Connection::open_with_flags(
-        server.data_dir().join("metadata.sqlite"),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .expect("metadata database");
+/// size, read on a connection of its own); `None` in cluster mode, where
+/// the metadata is in PostgreSQL, whose space its autovacuum manages.
+fn database_bytes(server: &TestServer) -> Option<u64> {
+    let file = server.data_dir().join("metadata.sqlite");
+    if !file.exists() {
+        return None;
+    }
+    let db =
+        rusqlite::Connection::open_with_flags(file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("metadata database");
     let pages: i64 = db
         .pragma_query_value(None, "page_count", |r| r.get(0))
         .expect("page count");
     let size: i64 = db
         .pragma_query_value(None, "page_size", |r| r.get(0))
         .expect("page size");
-    (pages * size) as u64
+    Some((pages * size) as u64)
 }
 
 /// Writes blobs `b0`..`b{blobs-1}` at once, with the bodies of `round`.
@@ -489,10 +492,12 @@ async fn one_pass_collects_every_overwritten_version_and_the_database_shrinks() 
         overwrite_all(&c, &ctr, BLOBS, SMALL_ROUNDS + round, 70 * 1024).await;
     }
     let grown = database_bytes(&server);
-    assert!(
-        grown > empty + (BLOBS * SMALL_ROUNDS * 8 * 1024) as u64 / 2,
-        "{empty} -> {grown}"
-    );
+    if let (Some(empty), Some(grown)) = (empty, grown) {
+        assert!(
+            grown > empty + (BLOBS * SMALL_ROUNDS * 8 * 1024) as u64 / 2,
+            "{empty} -> {grown}"
+        );
+    }
     // Every version is still there (inline ones in the database); live is
     // the last version of each blob, a file each.
     let garbage = BLOBS * (SMALL_ROUNDS + LARGE_ROUNDS - 1);
@@ -506,11 +511,15 @@ async fn one_pass_collects_every_overwritten_version_and_the_database_shrinks() 
     assert_eq!(server.store.collect_garbage().await.expect("collect"), 0);
     assert_eq!(extent_files(&server).len(), BLOBS);
 
-    let after = database_bytes(&server);
-    assert!(
-        after < empty + (grown - empty) / 10,
-        "the database gave its pages back: {empty} -> {grown} -> {after}"
-    );
+    // SQLite gives the inline extents' pages back (incremental vacuum);
+    // on PostgreSQL (cluster mode) that is autovacuum's business, and the
+    // collected rows are gone (`extent_files` counts them).
+    if let (Some(empty), Some(grown), Some(after)) = (empty, grown, database_bytes(&server)) {
+        assert!(
+            after < empty + (grown - empty) / 10,
+            "the database gave its pages back: {empty} -> {grown} -> {after}"
+        );
+    }
     for b in 0..BLOBS {
         let r = c.get(&format!("/{ctr}/b{b}")).send().await;
         assert_eq!(r.status, 200);
