@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser as _;
-use stowage_blobstore::{Clock, DatabaseClock, ManualClock, Store, SystemClock};
+use stowage_blobstore::{Clock, DatabaseClock, ManualClock, REMEASURE_EVERY, Store, SystemClock};
 use stowage_server::observe::{BatchedWriter, LogSinks, Metrics, log_dispatch};
 use stowage_server::{AppState, Config, Fetcher, GC_INTERVAL, Observe, serve_metrics, serve_until};
 use tokio_util::sync::CancellationToken;
@@ -155,7 +155,9 @@ fn main() -> anyhow::Result<()> {
                 offset_ms = db_clock.offset_nanos() / 1_000_000,
                 "time is the metadata database's"
             );
-            clock = Arc::new(db_clock);
+            let db_clock = Arc::new(db_clock);
+            db_clock.keep_measuring(REMEASURE_EVERY);
+            clock = db_clock;
         }
         if let Some(m) = &observe.metrics {
             store_config = store_config.with_observer(m.store_observer());

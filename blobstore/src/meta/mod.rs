@@ -18,6 +18,7 @@ mod garbage;
 mod inline;
 mod lease_columns;
 mod listing;
+mod nodes;
 mod pages;
 pub(crate) mod pg;
 mod pg_schema;
@@ -119,6 +120,12 @@ impl Db {
             space,
             observer: None,
         })
+    }
+
+    /// Whether the metadata is in a database that other nodes share
+    /// (PostgreSQL): then nothing read from it may be kept in memory.
+    pub(crate) fn is_shared(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
     }
 
     /// Reports the duration of every call to `observer`: the one place the
@@ -243,6 +250,7 @@ pub(crate) use expiry::*;
 pub(crate) use garbage::*;
 pub(crate) use inline::*;
 pub(crate) use listing::*;
+pub(crate) use nodes::*;
 pub(crate) use pages::*;
 pub(crate) use service::*;
 pub(crate) use tags::*;

@@ -297,6 +297,12 @@ impl Store {
             };
         let db = db.with_observer(config.observer.clone());
         let highest = db.call(meta::highest_etag).await?;
+        let mut etags = EtagGenerator::new(highest.as_deref());
+        if db.is_shared()
+            && let Some(node) = db.write(meta::draw_node_number).await?
+        {
+            etags = etags.for_node(node);
+        }
         let store = Store {
             inner: Arc::new(Inner {
                 db,
@@ -313,7 +319,7 @@ impl Store {
                     }
                 },
                 clock,
-                etags: EtagGenerator::new(highest.as_deref()),
+                etags,
                 pins: Arc::new(Pins::default()),
                 space,
                 config,
@@ -346,11 +352,22 @@ impl Store {
 
     /// The stored Blob service properties document of `account`, if one was
     /// set. Answered from memory after the first read (the store's own
-    /// writes keep that copy current).
+    /// writes keep that copy current), except in cluster mode.
     ///
     /// # Errors
     /// Database failures.
     pub async fn get_service_properties(&self, account: &str) -> Result<Option<Arc<str>>> {
+        // In cluster mode another node may change the document at any
+        // moment: read it from the shared database every time.
+        if self.inner.db.is_shared() {
+            let owned = account.to_owned();
+            return Ok(self
+                .inner
+                .db
+                .call(move |conn| meta::get_service_properties(conn, &owned))
+                .await?
+                .map(Arc::from));
+        }
         let generation = match self.inner.service_cache.lookup(account) {
             service_cache::Lookup::Hit(doc) => return Ok(doc),
             service_cache::Lookup::Miss { generation } => generation,

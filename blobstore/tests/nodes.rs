@@ -1,0 +1,84 @@
+//! What one node of a cluster must not keep to itself: two stores on one
+//! PostgreSQL metadata database, as two nodes, each seeing at once what the
+//! other wrote (docs/cluster.md#what-a-node-keeps-in-memory).
+
+use std::sync::Arc;
+
+use stowage_blobstore::*;
+
+mod support;
+use support::*;
+
+/// Two nodes sharing a database and one manual clock (stopped: every write
+/// falls into the same tick), each with its own data directory.
+async fn two_nodes() -> (testing::TempPostgres, tempfile::TempDir, [Store; 2]) {
+    let (pg, url) = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let mut nodes = Vec::new();
+    for n in 0..2 {
+        let config = StoreConfig::at(dir.path().join(format!("node{n}"))).with_metadata(&url);
+        nodes.push(Store::open(config, clock.clone()).await.unwrap());
+    }
+    let nodes: [Store; 2] = nodes.try_into().unwrap();
+    (pg, dir, nodes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_properties_set_on_one_node_are_read_on_the_other() {
+    let (_pg, _dir, [a, b]) = two_nodes().await;
+    // Node b reads the document first (a cache would keep this answer).
+    assert_eq!(b.get_service_properties(ACCOUNT).await.unwrap(), None);
+    a.set_service_properties(ACCOUNT, "<first/>".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        b.get_service_properties(ACCOUNT).await.unwrap().as_deref(),
+        Some("<first/>")
+    );
+    a.set_service_properties(ACCOUNT, "<second/>".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        b.get_service_properties(ACCOUNT).await.unwrap().as_deref(),
+        Some("<second/>")
+    );
+}
+
+/// With the clock stopped, both nodes write in one tick: each version of
+/// the blob still gets an ETag of its own, so an If-Match naming the first
+/// write's ETag fails after the second write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_on_two_nodes_in_one_tick_get_different_etags() {
+    let (_pg, _dir, nodes) = two_nodes().await;
+    create_container(&nodes[0], "tick").await;
+    let mut seen = std::collections::HashSet::new();
+    for round in 0..5 {
+        for node in &nodes {
+            let etag = put(node, "tick", "b", format!("{round}").as_bytes())
+                .await
+                .version
+                .etag;
+            assert!(seen.insert(etag.clone()), "round {round}: {etag} twice");
+        }
+    }
+    let first = put(&nodes[0], "tick", "b", b"x").await.version.etag;
+    put(&nodes[1], "tick", "b", b"y").await;
+    let conditions = Conditions {
+        if_match: Some(EtagMatch::List(vec![first.as_str().to_owned()])),
+        ..Conditions::default()
+    };
+    let r = nodes[0]
+        .put_blob(
+            PutBlobInput {
+                conditions,
+                ..put_input("tick", "b", 1)
+            },
+            body(b"z"),
+        )
+        .await;
+    assert!(
+        matches!(r, Err(Error::Condition(ConditionFailure::ConditionNotMet))),
+        "{r:?}"
+    );
+}
