@@ -82,3 +82,45 @@ async fn writes_on_two_nodes_in_one_tick_get_different_etags() {
         "{r:?}"
     );
 }
+
+/// A node starting while another node copies from another host leaves
+/// that copy pending: it is not the starting node's to end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_starting_leaves_the_copies_of_the_others_running() {
+    let (_pg, url) = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let config =
+        |n: usize| StoreConfig::at(dir.path().join(format!("node{n}"))).with_metadata(&url);
+    let a = Store::open(config(0), clock.clone()).await.unwrap();
+    create_container(&a, "copies").await;
+    let input = RemoteCopyInput {
+        account: ACCOUNT.to_owned(),
+        container: container("copies"),
+        blob: blob("b"),
+        kind: CopiedType::Block,
+        source_header: "http://elsewhere.test/data.bin".to_owned(),
+        metadata: Metadata::default(),
+        content: ContentProperties::default(),
+        size: 3,
+        conditions: Conditions::default(),
+        lease_id: None,
+        access_tier: None,
+        tags: Default::default(),
+        expected_md5: None,
+    };
+    let (_, job) = a.begin_remote_copy(input).await.unwrap();
+    let b = Store::open(config(1), clock.clone()).await.unwrap();
+    let status = |store: Store| async move {
+        let p = store
+            .get_blob_properties(get_input("copies", "b"))
+            .await
+            .unwrap();
+        p.copy.expect("copy properties").status_str().to_owned()
+    };
+    assert_eq!(status(b.clone()).await, "pending");
+    // The copying node still completes it.
+    let bytes = a.write_copied_bytes(body(b"abc"), 3, None).await.unwrap();
+    assert!(a.complete_remote_copy(&job, bytes).await.unwrap());
+    assert_eq!(status(b).await, "success");
+}
