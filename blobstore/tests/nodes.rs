@@ -124,3 +124,44 @@ async fn a_node_starting_leaves_the_copies_of_the_others_running() {
     assert!(a.complete_remote_copy(&job, bytes).await.unwrap());
     assert_eq!(status(b).await, "success");
 }
+
+/// The node listing a blob another node soft-deleted a moment ago may read
+/// a clock a moment behind the deleting node's: the blob still has exactly
+/// its retention days left, not one more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_a_moment_behind_counts_the_retention_days_from_the_deletion() {
+    let (_pg, url) = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        |n: usize| StoreConfig::at(dir.path().join(format!("node{n}"))).with_metadata(&url);
+    let ahead = Arc::new(ManualClock::new(
+        epoch() + std::time::Duration::from_millis(5),
+    ));
+    let behind = Arc::new(ManualClock::new(epoch()));
+    let a = Store::open(config(0), ahead).await.unwrap();
+    let b = Store::open(config(1), behind).await.unwrap();
+    a.set_delete_retention(
+        ACCOUNT,
+        Some(DeleteRetention {
+            days: 7,
+            allow_permanent_delete: false,
+        }),
+    )
+    .await
+    .unwrap();
+    create_container(&a, "soft").await;
+    put(&a, "soft", "b", b"x").await;
+    a.delete_blob(delete_input("soft", "b")).await.unwrap();
+    let listed = b
+        .list_blobs(ListBlobsInput {
+            include_deleted: true,
+            ..list_input("soft")
+        })
+        .await
+        .unwrap();
+    let [BlobListItem::Blob { properties, .. }] = listed.items.as_slice() else {
+        panic!("one blob: {:?}", listed.items);
+    };
+    let deleted = properties.deleted.as_ref().expect("soft-deleted");
+    assert_eq!(deleted.remaining_retention_days, 7);
+}

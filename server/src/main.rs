@@ -138,7 +138,16 @@ fn main() -> anyhow::Result<()> {
             tracing::warn!(
                 "--testClock: time moves only when a test moves it; never use this for real data"
             );
-            Arc::new(ManualClock::new(SystemClock.now()))
+            // From a whole second: the nodes of a test cluster are brought
+            // to one instant by advancing each by whole seconds, which the
+            // clock control moves exactly (docs/cluster.md#testing-a-cluster).
+            let secs = SystemClock
+                .now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            Arc::new(ManualClock::new(
+                std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
+            ))
         });
         let mut clock: Arc<dyn Clock> = match &test_clock {
             Some(manual) => manual.clone(),

@@ -443,7 +443,12 @@ pub(crate) fn container_properties(row: ContainerRow, now: SystemTime) -> Contai
         default_encryption_scope: row.default_encryption_scope,
         deny_encryption_scope_override: row.deny_encryption_scope_override,
         deleted: row.deleted.map(|d| crate::DeletedContainer {
-            remaining_retention_days: crate::DeletedContainer::remaining_days(d.purge_at, now),
+            // Never counted from before the deletion: in cluster mode the
+            // node reading may be a moment behind the node that deleted.
+            remaining_retention_days: crate::DeletedContainer::remaining_days(
+                d.purge_at,
+                now.max(d.deleted_at),
+            ),
             version: d.version,
             deleted_time: d.deleted_at,
         }),
@@ -482,7 +487,8 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         version_id: row.version_id,
         deleted: row.deleted.map(|(at, purge)| crate::DeletedState {
             deleted_time: at,
-            remaining_retention_days: versions::remaining_days(purge, now),
+            // As for containers: never counted from before the deletion.
+            remaining_retention_days: versions::remaining_days(purge, now.max(at)),
         }),
         page: None,
     }

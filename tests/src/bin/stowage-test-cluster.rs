@@ -14,7 +14,9 @@
 //!   harness waiting for that line waits for the whole cluster.
 //!
 //! With `STOWAGE_TEST_CLOCK` set the nodes' manual clocks are brought to
-//! one instant before the proxy opens (the proxy then moves them together).
+//! one instant before the proxy opens (the proxy then moves them together):
+//! each node starts its clock at a whole second, so the lags are whole
+//! seconds, which an advance moves exactly.
 //! SIGTERM or SIGINT stops the nodes and PostgreSQL; so does a node that
 //! exits on its own.
 
