@@ -4,16 +4,24 @@
 //! (`docs/cluster.md`, "Time").
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::{Clock, Result};
 
-/// `inner`'s time shifted by a fixed offset measured against the database.
+/// How often [`DatabaseClock::keep_measuring`] measures the offset again:
+/// a node's clock that drifts or is stepped is corrected within this time.
+pub const REMEASURE_EVERY: Duration = Duration::from_secs(10);
+
+/// `inner`'s time shifted by an offset measured against the database, and
+/// measured again from time to time ([`DatabaseClock::keep_measuring`]).
 #[derive(Debug)]
 pub struct DatabaseClock {
     inner: Arc<dyn Clock>,
-    /// Database time minus `inner`'s time, in nanoseconds.
-    offset_nanos: i128,
+    url: String,
+    /// Database time minus `inner`'s time, in nanoseconds (an `i64` holds
+    /// 292 years either way).
+    offset_nanos: AtomicI64,
 }
 
 impl DatabaseClock {
@@ -25,29 +33,80 @@ impl DatabaseClock {
     /// The database cannot be reached.
     pub fn measure(url: &str, inner: Arc<dyn Clock>) -> Result<DatabaseClock> {
         let mut client = postgres::Client::connect(url, postgres::NoTls)?;
-        let before = inner.now();
-        let row = client.query_one(
-            "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
-            &[],
-        )?;
-        let after = inner.now();
-        let database_micros: i64 = row.get(0);
+        let offset_nanos = AtomicI64::new(measure_offset(&mut client, inner.as_ref())?);
         Ok(DatabaseClock {
-            offset_nanos: offset(database_micros, before, after),
+            offset_nanos,
             inner,
+            url: url.to_owned(),
         })
+    }
+
+    /// Measures the offset again over `client` (a connection to the same
+    /// database), so that a node whose own clock drifted or was stepped
+    /// since the last measure reads the database's time again.
+    ///
+    /// # Errors
+    /// The query fails.
+    pub fn remeasure(&self, client: &mut postgres::Client) -> Result<()> {
+        let offset = measure_offset(client, self.inner.as_ref())?;
+        self.offset_nanos.store(offset, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Measures the offset again every `every`, on a thread of its own with
+    /// a connection of its own, for as long as the clock is in use. A
+    /// failed measure (the database restarting) keeps the last offset and
+    /// reconnects at the next turn.
+    pub fn keep_measuring(self: &Arc<Self>, every: Duration) {
+        let clock = Arc::downgrade(self);
+        let url = self.url.clone();
+        let spawned = std::thread::Builder::new()
+            .name("stowage-db-clock".into())
+            .spawn(move || {
+                let mut client = None;
+                loop {
+                    std::thread::sleep(every);
+                    let Some(clock) = clock.upgrade() else { return };
+                    if client.is_none() {
+                        client = postgres::Client::connect(&url, postgres::NoTls).ok();
+                    }
+                    if let Some(c) = client.as_mut()
+                        && let Err(e) = clock.remeasure(c)
+                    {
+                        tracing::warn!("measuring the metadata database's clock: {e}");
+                        client = None;
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("the database clock is measured once only: {e}");
+        }
     }
 
     /// How far the database's clock is ahead of the node's (negative when
     /// behind), in nanoseconds.
     pub fn offset_nanos(&self) -> i128 {
-        self.offset_nanos
+        i128::from(self.offset_nanos.load(Ordering::Relaxed))
     }
+}
+
+/// The offset of `inner` from the clock of the database behind `client`:
+/// its `clock_timestamp()`, halfway through the query's round trip.
+fn measure_offset(client: &mut postgres::Client, inner: &dyn Clock) -> Result<i64> {
+    let before = inner.now();
+    let row = client.query_one(
+        "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
+        &[],
+    )?;
+    let after = inner.now();
+    let database_micros: i64 = row.get(0);
+    let offset = offset(database_micros, before, after);
+    Ok(offset.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
 }
 
 impl Clock for DatabaseClock {
     fn now(&self) -> SystemTime {
-        shift(self.inner.now(), self.offset_nanos)
+        shift(self.inner.now(), self.offset_nanos())
     }
 }
 
@@ -122,5 +181,38 @@ mod tests {
         // It moves with the inner clock.
         manual.advance(Duration::from_secs(5));
         assert_eq!(clock.now(), read + Duration::from_secs(5));
+    }
+
+    /// The node's own clock jumps an hour ahead (drift, a step): until the
+    /// offset is measured again the node is an hour off, then it reads the
+    /// database's time again.
+    #[test]
+    fn a_new_measure_corrects_a_node_clock_that_moved() {
+        let pg = crate::testing::TempPostgres::start().unwrap();
+        let url = pg.url("postgres");
+        let manual = Arc::new(crate::ManualClock::new(
+            UNIX_EPOCH + Duration::from_secs(1_725_358_507),
+        ));
+        let clock = DatabaseClock::measure(&url, manual.clone()).unwrap();
+        let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let database_now = |db: &mut postgres::Client| {
+            let micros: i64 = db
+                .query_one(
+                    "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
+                    &[],
+                )
+                .unwrap()
+                .get(0);
+            UNIX_EPOCH + Duration::from_micros(micros as u64)
+        };
+        let off = |a: SystemTime, b: SystemTime| {
+            a.duration_since(b)
+                .unwrap_or_else(|e| e.duration())
+                .as_secs_f64()
+        };
+        manual.advance(Duration::from_secs(3600));
+        assert!(off(clock.now(), database_now(&mut db)) > 3500.0);
+        clock.remeasure(&mut db).unwrap();
+        assert!(off(clock.now(), database_now(&mut db)) < 60.0);
     }
 }

@@ -37,10 +37,21 @@ impl fmt::Display for Etag {
 /// since 1601 (the service's ETags look like Windows file times), bumped by
 /// one whenever two writes fall into the same tick or the clock goes back, so
 /// that no two versions of anything ever share an ETag.
+///
+/// In cluster mode several nodes hand out ETags for the same blobs, each
+/// from its own counter: there the low [`NODE_BITS`] bits of every ETag are
+/// the node's number (unique among the nodes of a cluster) and the counter
+/// runs in the bits above, in steps of 2^[`NODE_BITS`] ticks, so two nodes
+/// never hand out the same value (docs/cluster.md#time).
 #[derive(Debug)]
 pub(crate) struct EtagGenerator {
+    /// The last value handed out, without the node bits when `node` is set.
     last: Mutex<u64>,
+    node: Option<u64>,
 }
+
+/// The low bits of a cluster node's ETags that hold its number.
+pub(crate) const NODE_BITS: u32 = 12;
 
 /// 100 ns ticks between 1601-01-01 and 1970-01-01.
 const EPOCH_DIFFERENCE_TICKS: i64 = 116_444_736_000_000_000;
@@ -55,11 +66,26 @@ impl EtagGenerator {
             .unwrap_or(0);
         EtagGenerator {
             last: Mutex::new(last),
+            node: None,
+        }
+    }
+
+    /// The generator of cluster node number `node` (only its low
+    /// [`NODE_BITS`] bits count): its ETags end in those bits.
+    pub(crate) fn for_node(self, node: u64) -> EtagGenerator {
+        let last = self.last.into_inner().unwrap_or_else(|e| e.into_inner());
+        EtagGenerator {
+            last: Mutex::new(last >> NODE_BITS),
+            node: Some(node & ((1 << NODE_BITS) - 1)),
         }
     }
 
     /// Makes every later ETag compare above `value` (an imported ETag's).
     pub(crate) fn observe(&self, value: u64) {
+        let value = match self.node {
+            Some(_) => value >> NODE_BITS,
+            None => value,
+        };
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         *last = value.max(*last);
     }
@@ -67,8 +93,16 @@ impl EtagGenerator {
     pub(crate) fn next(&self, now: SystemTime) -> Etag {
         let ticks = (to_nanos(now) / 100 + EPOCH_DIFFERENCE_TICKS).max(0) as u64;
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        *last = ticks.max(*last + 1);
-        Etag(format!("0x{:016X}", *last))
+        match self.node {
+            None => {
+                *last = ticks.max(*last + 1);
+                Etag(format!("0x{:016X}", *last))
+            }
+            Some(node) => {
+                *last = (ticks >> NODE_BITS).max(*last + 1);
+                Etag(format!("0x{:016X}", (*last << NODE_BITS) | node))
+            }
+        }
     }
 }
 
@@ -103,6 +137,32 @@ mod tests {
         let a = g.next(t);
         let b = g.next(t - Duration::from_secs(60));
         assert!(b.as_str() > a.as_str());
+    }
+
+    #[test]
+    fn two_nodes_in_the_same_tick_hand_out_different_etags() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_725_358_507);
+        let a = EtagGenerator::new(Some("0x08DCCB1A2B3C4D5E")).for_node(1);
+        let b = EtagGenerator::new(Some("0x08DCCB1A2B3C4D5E")).for_node(2);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..100 {
+            assert!(seen.insert(a.next(t)));
+            assert!(seen.insert(b.next(t)));
+        }
+        // Still increasing, above the highest stored one, ending in the node.
+        let (x, y) = (a.next(t), a.next(t));
+        assert!(y.as_str() > x.as_str());
+        assert!(x.as_str() > "0x08DCCB1A2B3C4D5E");
+        assert!(x.as_str().ends_with("001"), "{x}");
+    }
+
+    #[test]
+    fn a_node_number_keeps_only_its_low_bits() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_725_358_507);
+        let e = EtagGenerator::new(None)
+            .for_node((1 << NODE_BITS) + 5)
+            .next(t);
+        assert!(e.as_str().ends_with("005"), "{e}");
     }
 
     #[test]

@@ -54,7 +54,7 @@ mod tiers;
 mod timestamps;
 
 pub use conditions::{AppendConditions, ConditionFailure, ConditionKind, Conditions, EtagMatch};
-pub use db_clock::DatabaseClock;
+pub use db_clock::{DatabaseClock, REMEASURE_EVERY};
 pub use error::{Error, Result};
 pub use etag::Etag;
 pub use expiry::ExpiryOption;

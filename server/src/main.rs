@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser as _;
-use stowage_blobstore::{Clock, DatabaseClock, ManualClock, Store, SystemClock};
+use stowage_blobstore::{Clock, DatabaseClock, ManualClock, REMEASURE_EVERY, Store, SystemClock};
 use stowage_server::observe::{BatchedWriter, LogSinks, Metrics, log_dispatch};
 use stowage_server::{AppState, Config, Fetcher, GC_INTERVAL, Observe, serve_metrics, serve_until};
 use tokio_util::sync::CancellationToken;
@@ -138,7 +138,16 @@ fn main() -> anyhow::Result<()> {
             tracing::warn!(
                 "--testClock: time moves only when a test moves it; never use this for real data"
             );
-            Arc::new(ManualClock::new(SystemClock.now()))
+            // From a whole second: the nodes of a test cluster are brought
+            // to one instant by advancing each by whole seconds, which the
+            // clock control moves exactly (docs/cluster.md#testing-a-cluster).
+            let secs = SystemClock
+                .now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            Arc::new(ManualClock::new(
+                std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
+            ))
         });
         let mut clock: Arc<dyn Clock> = match &test_clock {
             Some(manual) => manual.clone(),
@@ -163,7 +172,9 @@ fn main() -> anyhow::Result<()> {
                 offset_ms = db_clock.offset_nanos() / 1_000_000,
                 "time is the metadata database's"
             );
-            clock = Arc::new(db_clock);
+            let db_clock = Arc::new(db_clock);
+            db_clock.keep_measuring(REMEASURE_EVERY);
+            clock = db_clock;
         }
         if let Some(m) = &observe.metrics {
             store_config = store_config.with_observer(m.store_observer());

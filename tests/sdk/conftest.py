@@ -9,6 +9,14 @@ Environment:
   STOWAGE_BLOB_ENDPOINT  use an already running server instead of starting one,
                          e.g. http://127.0.0.1:10000/devstoreaccount1 (to check
                          the tests themselves against another implementation)
+  STOWAGE_TEST_CLUSTER   a number of nodes (3): every server the suite starts is
+                         a cluster instead, started by the stowage-test-cluster
+                         binary of the tests crate (a throwaway PostgreSQL, that
+                         many stowage-server processes over it and one shared
+                         object store, and a round-robin proxy in front); see
+                         docs/cluster.md#testing-a-cluster
+  STOWAGE_TEST_OBJECTS   with STOWAGE_TEST_CLUSTER, the cluster's object store
+                         (an --objects URL; default a shared temporary directory)
 """
 
 import collections
@@ -35,6 +43,25 @@ READY_LINE = re.compile(
     r"Stowage Blob service is successfully listening at http://127\.0\.0\.1:(\d+)"
 )
 START_TIMEOUT_SECONDS = 30
+
+# Cluster mode: STOWAGE_BIN becomes the cluster launcher, which starts the
+# real server (STOWAGE_CLUSTER_SERVER) once per node. Test modules that
+# start servers of their own read STOWAGE_BIN when they do, so they start
+# clusters too.
+CLUSTER = int(os.environ.get("STOWAGE_TEST_CLUSTER") or 0) > 1
+if CLUSTER:
+    os.environ.setdefault("STOWAGE_CLUSTER_SERVER", os.environ.get("STOWAGE_BIN", str(DEFAULT_BIN)))
+    os.environ["STOWAGE_BIN"] = os.environ.get(
+        "STOWAGE_CLUSTER_BIN", str(REPO / "target" / "debug" / "stowage-test-cluster")
+    )
+    # PostgreSQL's initdb and three nodes take longer than one server.
+    START_TIMEOUT_SECONDS = 120
+
+
+def skip_in_cluster(reason):
+    """Marks a test (or, as `pytestmark`, a module) that cannot apply to a
+    cluster, with the reason."""
+    return pytest.mark.skipif(CLUSTER, reason=f"not in cluster mode: {reason}")
 STOP_TIMEOUT_SECONDS = 10
 
 _server_log_path = None

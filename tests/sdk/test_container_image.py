@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 from azure.storage.blob import BlobServiceClient
 
-from conftest import DEFAULT_BIN, REPO
+from conftest import DEFAULT_BIN, REPO, skip_in_cluster
 from helpers import ACCOUNT_KEY, ACCOUNT_NAME, CLIENT_OPTIONS
+
+pytestmark = skip_in_cluster("it runs the single-node image and reads its SQLite file")
 
 DOCKERFILE = REPO / "Dockerfile"
 READY = re.compile(r"successfully listening at http://[0-9.]+:(\d+)")

@@ -27,7 +27,7 @@ from azure.storage.blob import (
     PublicAccess,
 )
 
-from conftest import DEFAULT_BIN, REPO, _Server
+from conftest import DEFAULT_BIN, REPO, _Server, skip_in_cluster
 from helpers import ACCOUNT_KEY, ACCOUNT_NAME, CLIENT_OPTIONS
 
 BENCH = REPO / "bench"
@@ -274,6 +274,7 @@ def capture(service):
     return out
 
 
+@skip_in_cluster("the import reads an Azurite data directory into the SQLite file of one node")
 def test_an_azurite_directory_imports_with_every_blob_and_property(tmp_path):
     ensure_azurite()
     azurite_dir = tmp_path / "azurite"

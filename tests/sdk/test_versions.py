@@ -204,6 +204,10 @@ def test_delete_tags_and_tier_by_version_id(vcontainer):
     assert blob.download_blob().readall() == b"two"
 
 
+@conftest.skip_in_cluster(
+    "it restarts the server on its data directory; a test cluster's metadata is in a "
+    "throwaway PostgreSQL that ends with it"
+)
 def test_a_kill_in_the_middle_loses_no_version(versioned_server):
     binary, data_dir, logs, state = versioned_server
     container = state["service"].get_container_client(unique_name("versions-crash"))

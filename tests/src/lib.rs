@@ -8,6 +8,7 @@
 mod client;
 pub mod linearizability;
 pub mod procs;
+pub mod roundrobin;
 mod server;
 mod signing;
 
@@ -17,7 +18,7 @@ pub use client::{Client, Request, Response, VERSION};
 pub fn client_version() -> &'static str {
     VERSION
 }
-pub use server::{TEST_OBJECTS_ENV, TestServer, epoch};
+pub use server::{TEST_CLUSTER_ENV, TEST_OBJECTS_ENV, TestServer, epoch};
 pub use signing::{
     account_sas, blob_sas, container_sas, shared_key_signature, string_to_sign, string_to_sign_for,
 };

@@ -26,6 +26,13 @@ pub struct TestServer {
     /// `http://127.0.0.1:<port>/metrics` of a [`TestServer::start_observed`]
     /// server.
     pub metrics_url: Option<String>,
+    /// The other nodes of a [`TestServer::start_cluster`] cluster (this
+    /// server's own fields are its node 0), and the proxy in front of them
+    /// all, which `base` and `addr` name.
+    cluster: Vec<Node>,
+    /// Where node 0 listens (`addr` too, unless a proxy is in front).
+    node_addr: SocketAddr,
+    proxy: Option<crate::roundrobin::RoundRobin>,
     /// The PostgreSQL server of a [`TestServer::start_on_postgres`] server
     /// (dropped after the store).
     postgres: Option<Arc<stowage_blobstore::testing::TempPostgres>>,
@@ -76,6 +83,27 @@ fn on_postgres_if_asked(
     (config.with_metadata(url), Some(pg))
 }
 
+/// The environment variable that makes [`TestServer::start`] start a
+/// cluster of that many nodes ([`TestServer::start_cluster`]).
+pub const TEST_CLUSTER_ENV: &str = "STOWAGE_TEST_CLUSTER";
+
+/// The throwaway PostgreSQL server of the clusters running at the moment:
+/// the clusters of tests running side by side share one server (a database
+/// each), which stops when the last of them ends. Starting a server per
+/// test (an initdb each) made a cluster run of the e2e suite several times
+/// slower.
+fn shared_postgres() -> Arc<stowage_blobstore::testing::TempPostgres> {
+    stowage_blobstore::testing::TempPostgres::shared().expect("start PostgreSQL")
+}
+
+/// One more node of a test cluster.
+struct Node {
+    store: Store,
+    handle: actix_web::dev::ServerHandle,
+    addr: SocketAddr,
+    config: StoreConfig,
+}
+
 /// The instant every test clock starts at: Tue, 03 Sep 2024 10:15:07 GMT.
 pub fn epoch() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_725_358_507)
@@ -86,6 +114,13 @@ impl TestServer {
     /// With `STOWAGE_TEST_POSTGRES` set, a [`TestServer::start_on_postgres`]
     /// server instead: how an e2e module runs against cluster mode.
     pub async fn start() -> TestServer {
+        if let Some(n) = std::env::var(TEST_CLUSTER_ENV)
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|n| *n > 1)
+        {
+            return Self::start_cluster(n).await;
+        }
         if std::env::var_os("STOWAGE_TEST_POSTGRES").is_some() {
             return Self::start_on_postgres().await;
         }
@@ -113,6 +148,79 @@ impl TestServer {
         let mut server = Self::start_with(config, clock, Some(dir)).await;
         server.postgres = Some(pg);
         server
+    }
+
+    /// A cluster of `nodes` in-process servers over one throwaway
+    /// PostgreSQL database and one object store (a shared temporary
+    /// directory, or [`TEST_OBJECTS_ENV`]'s store when it is set), all
+    /// reading one manual clock, behind a round-robin proxy
+    /// ([`crate::roundrobin`]) that `base` names: consecutive requests go
+    /// to different nodes. `store` is node 0's engine.
+    pub async fn start_cluster(nodes: usize) -> TestServer {
+        let (pg, url) = std::thread::spawn(|| {
+            let pg = shared_postgres();
+            let url = pg.new_database().expect("create a database");
+            (pg, url)
+        })
+        .join()
+        .expect("PostgreSQL start-up");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let objects: ObjectsLocation = match std::env::var(TEST_OBJECTS_ENV) {
+            Ok(remote) => remote
+                .parse::<ObjectsLocation>()
+                .unwrap_or_else(|e| panic!("{TEST_OBJECTS_ENV}: {e}"))
+                .with_prefix(&uuid::Uuid::new_v4().simple().to_string()),
+            Err(_) => format!("file://{}", dir.path().join("shared").display())
+                .parse()
+                .expect("a shared directory"),
+        };
+        let config = |data: &str| {
+            StoreConfig::at(dir.path().join(data))
+                .with_metadata(url.clone())
+                .with_objects(objects.clone())
+        };
+        let clock = Arc::new(ManualClock::new(epoch()));
+        let mut others = Vec::new();
+        for n in 1..nodes {
+            others.push(
+                Self::start_node(
+                    config(&format!("node{n}")),
+                    clock.clone(),
+                    Accounts::development(),
+                    true,
+                    false,
+                )
+                .await,
+            );
+        }
+        let config0 = config("data");
+        let mut server = Self::start_with(config0, clock, Some(dir)).await;
+        server.postgres = Some(pg);
+        server.cluster = others;
+        server.front_with_proxy();
+        server
+    }
+
+    /// Puts a round-robin proxy in front of this server's nodes.
+    fn front_with_proxy(&mut self) {
+        let mut addrs = vec![self.addr];
+        addrs.extend(self.cluster.iter().map(|n| n.addr));
+        let proxy = crate::roundrobin::RoundRobin::start(addrs);
+        self.addr = proxy.addr();
+        self.base = format!("http://{}", proxy.addr());
+        self.proxy = Some(proxy);
+    }
+
+    /// One client per node, talking to that node directly (a single
+    /// server's own client when this is not a cluster).
+    pub fn node_clients(&self) -> Vec<Client> {
+        if self.proxy.is_none() {
+            return vec![self.client()];
+        }
+        std::iter::once(self.node_addr)
+            .chain(self.cluster.iter().map(|n| n.addr))
+            .map(|addr| Client::new(&format!("http://{addr}"), self.clock.clone()))
+            .collect()
     }
 
     /// A server whose store keeps everything in memory.
@@ -245,6 +353,52 @@ impl TestServer {
         product_style_urls: bool,
         loose: bool,
     ) -> TestServer {
+        let node = Self::start_node_with(
+            config,
+            clock.clone(),
+            objects,
+            accounts.clone(),
+            product_style_urls,
+            loose,
+        )
+        .await;
+        TestServer {
+            base: format!("http://{}", node.addr),
+            clock,
+            store: node.store,
+            dir,
+            config: node.config,
+            accounts,
+            handle: node.handle,
+            addr: node.addr,
+            metrics_url: None,
+            cluster: Vec::new(),
+            node_addr: node.addr,
+            proxy: None,
+            postgres: None,
+        }
+    }
+
+    /// A server on an ephemeral port over `config` (its extents as
+    /// [`TEST_OBJECTS_ENV`] says unless `config` names a store).
+    async fn start_node(
+        config: StoreConfig,
+        clock: Arc<ManualClock>,
+        accounts: Accounts,
+        product_style_urls: bool,
+        loose: bool,
+    ) -> Node {
+        Self::start_node_with(config, clock, None, accounts, product_style_urls, loose).await
+    }
+
+    async fn start_node_with(
+        config: StoreConfig,
+        clock: Arc<ManualClock>,
+        objects: Option<Arc<dyn object_store::ObjectStore>>,
+        accounts: Accounts,
+        product_style_urls: bool,
+        loose: bool,
+    ) -> Node {
         let config = match objects {
             Some(_) => config,
             None => with_test_objects(config),
@@ -256,8 +410,8 @@ impl TestServer {
         let addr = listener.local_addr().expect("local addr");
         let state = Arc::new(AppState {
             store: store.clone(),
-            accounts: accounts.clone(),
-            clock: clock.clone(),
+            accounts,
+            clock,
             product_style_urls,
             loose,
             oauth: false,
@@ -268,17 +422,11 @@ impl TestServer {
         let server = stowage_server::serve(listener, state, 1, None).expect("serve");
         let handle = server.handle();
         tokio::spawn(server);
-        TestServer {
-            base: format!("http://{addr}"),
-            clock,
+        Node {
             store,
-            dir,
-            config,
-            accounts,
             handle,
             addr,
-            metrics_url: None,
-            postgres: None,
+            config,
         }
     }
 
@@ -343,6 +491,9 @@ impl TestServer {
             handle,
             addr,
             metrics_url: Some(metrics_url),
+            cluster: Vec::new(),
+            node_addr: addr,
+            proxy: None,
             postgres,
         }
     }
@@ -402,6 +553,9 @@ impl TestServer {
             handle,
             addr,
             metrics_url: None,
+            cluster: Vec::new(),
+            node_addr: addr,
+            proxy: None,
             postgres: None,
         };
         (server, client)
@@ -513,7 +667,14 @@ impl TestServer {
     /// Stops the server and starts a new one on the same data directory and
     /// clock, as a restart of the process would.
     pub async fn restart(mut self) -> TestServer {
+        self.proxy.take();
         self.handle.stop(true).await;
+        let mut others = Vec::new();
+        for node in std::mem::take(&mut self.cluster) {
+            node.handle.stop(true).await;
+            others.push((node.config.clone(), node.addr));
+            drop(node.store);
+        }
         let dir = self.dir.take();
         assert!(dir.is_some(), "an on-disk server");
         let config = self.config.clone();
@@ -521,9 +682,25 @@ impl TestServer {
         let accounts = self.accounts.clone();
         let postgres = self.postgres.take();
         drop(self.store);
-        let mut server =
-            Self::start_configured(config, clock, dir, None, accounts, true, false).await;
+        let mut server = Self::start_configured(
+            config,
+            clock.clone(),
+            dir,
+            None,
+            accounts.clone(),
+            true,
+            false,
+        )
+        .await;
         server.postgres = postgres;
+        if !others.is_empty() {
+            for (config, _) in others {
+                server.cluster.push(
+                    Self::start_node(config, clock.clone(), accounts.clone(), true, false).await,
+                );
+            }
+            server.front_with_proxy();
+        }
         server
     }
 

@@ -19,6 +19,7 @@ mod garbage;
 mod inline;
 mod lease_columns;
 mod listing;
+mod nodes;
 mod pages;
 pub(crate) mod pg;
 pub(crate) mod pg_schema;
@@ -142,6 +143,12 @@ impl Db {
             space,
             observer: None,
         })
+    }
+
+    /// Whether the metadata is in a database that other nodes share
+    /// (PostgreSQL): then nothing read from it may be kept in memory.
+    pub(crate) fn is_shared(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
     }
 
     /// Reports the duration of every call to `observer`: the one place the
@@ -311,6 +318,7 @@ pub(crate) use expiry::*;
 pub(crate) use garbage::*;
 pub(crate) use inline::*;
 pub(crate) use listing::*;
+pub(crate) use nodes::*;
 pub(crate) use pages::*;
 pub(crate) use service::*;
 pub(crate) use tags::*;

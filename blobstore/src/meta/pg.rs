@@ -922,6 +922,6 @@ mod tests {
                 })
             })
             .unwrap();
-        assert_eq!(versions, [1]);
+        assert_eq!(versions, [super::super::pg_schema::SCHEMA_VERSION]);
     }
 }

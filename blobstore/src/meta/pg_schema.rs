@@ -11,7 +11,7 @@ use super::sql::{Sql, vals};
 use crate::{Error, Result};
 
 /// The newest schema this build knows.
-const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 /// A key of `pg_advisory_lock` that no other user of the database is
 /// likely to take: "stowage" in ASCII.
@@ -39,6 +39,9 @@ fn migrate_locked(conn: &mut PgConnection) -> Result<()> {
                 sql.execute(statement, &[])?;
             }
         }
+        if version < 4 {
+            sql.execute(V4, &[])?;
+        }
         sql.execute("DELETE FROM stowage_schema", &[])?;
         sql.execute(
             "INSERT INTO stowage_schema (version) VALUES (?1)",
@@ -54,6 +57,11 @@ fn current(sql: &dyn Sql) -> Result<i64> {
         .flatten()
         .unwrap_or(0))
 }
+
+/// Version 4: the numbers of the nodes, one drawn by each node at start-up
+/// (the low bits of its ETags, `crate::etag`). SQLite has no counterpart:
+/// its store is the only node.
+const V4: &str = "CREATE SEQUENCE IF NOT EXISTS stowage_nodes";
 
 /// Version 1: SQLite's version 13.
 const V1: &str = r#"

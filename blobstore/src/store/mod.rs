@@ -300,6 +300,12 @@ impl Store {
             };
         let db = db.with_observer(config.observer.clone());
         let highest = db.call(meta::highest_etag).await?;
+        let mut etags = EtagGenerator::new(highest.as_deref());
+        if db.is_shared()
+            && let Some(node) = db.write(meta::draw_node_number).await?
+        {
+            etags = etags.for_node(node);
+        }
         let store = Store {
             inner: Arc::new(Inner {
                 db,
@@ -316,7 +322,7 @@ impl Store {
                     }
                 },
                 clock,
-                etags: EtagGenerator::new(highest.as_deref()),
+                etags,
                 pins: Arc::new(Pins::default()),
                 space,
                 config,
@@ -358,11 +364,22 @@ impl Store {
 
     /// The stored Blob service properties document of `account`, if one was
     /// set. Answered from memory after the first read (the store's own
-    /// writes keep that copy current).
+    /// writes keep that copy current), except in cluster mode.
     ///
     /// # Errors
     /// Database failures.
     pub async fn get_service_properties(&self, account: &str) -> Result<Option<Arc<str>>> {
+        // In cluster mode another node may change the document at any
+        // moment: read it from the shared database every time.
+        if self.inner.db.is_shared() {
+            let owned = account.to_owned();
+            return Ok(self
+                .inner
+                .db
+                .call(move |conn| meta::get_service_properties(conn, &owned))
+                .await?
+                .map(Arc::from));
+        }
         let generation = match self.inner.service_cache.lookup(account) {
             service_cache::Lookup::Hit(doc) => return Ok(doc),
             service_cache::Lookup::Miss { generation } => generation,
@@ -438,7 +455,12 @@ pub(crate) fn container_properties(row: ContainerRow, now: SystemTime) -> Contai
         default_encryption_scope: row.default_encryption_scope,
         deny_encryption_scope_override: row.deny_encryption_scope_override,
         deleted: row.deleted.map(|d| crate::DeletedContainer {
-            remaining_retention_days: crate::DeletedContainer::remaining_days(d.purge_at, now),
+            // Never counted from before the deletion: in cluster mode the
+            // node reading may be a moment behind the node that deleted.
+            remaining_retention_days: crate::DeletedContainer::remaining_days(
+                d.purge_at,
+                now.max(d.deleted_at),
+            ),
             version: d.version,
             deleted_time: d.deleted_at,
         }),
@@ -477,7 +499,8 @@ pub(crate) fn blob_properties(row: BlobRow, now: SystemTime) -> BlobProperties {
         version_id: row.version_id,
         deleted: row.deleted.map(|(at, purge)| crate::DeletedState {
             deleted_time: at,
-            remaining_retention_days: versions::remaining_days(purge, now),
+            // As for containers: never counted from before the deletion.
+            remaining_retention_days: versions::remaining_days(purge, now.max(at)),
         }),
         page: None,
     }

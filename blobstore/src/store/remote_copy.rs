@@ -481,6 +481,11 @@ impl Store {
     /// on a full disk; if the disk is full and copies are pending, they
     /// stay pending (with a warning) until a start that has room.
     pub(crate) async fn fail_interrupted_copies(&self) -> Result<usize> {
+        // In cluster mode a pending copy may be another node's, running:
+        // a node starting must not end it (docs/cluster.md).
+        if self.inner.db.is_shared() {
+            return Ok(0);
+        }
         let now = self.now();
         if !self.inner.db.call(meta::any_pending_copy).await? {
             return Ok(0);

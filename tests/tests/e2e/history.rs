@@ -3,8 +3,9 @@
 //! every request's invocation and answer is recorded, and the history is
 //! checked by the linearizability checker of `stowage_tests::linearizability`.
 //!
-//! [`record`] takes one client per node, so a cluster run only passes more
-//! servers; today it runs against one node. A deliberately broken store
+//! [`record`] takes one client per node: one node, or each node of a cluster
+//! when the suite runs on one (`STOWAGE_TEST_CLUSTER=3`, clients talking to
+//! the nodes directly, not through the proxy). A deliberately broken store
 //! (conditions evaluated outside the commit's transaction) shows that the
 //! checker catches what this test is for.
 
@@ -148,11 +149,11 @@ async fn client(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conditional_writes_on_one_node_are_linearizable() {
+async fn conditional_writes_on_every_node_are_linearizable() {
     let server = TestServer::start().await;
     let container = unique("history");
     server.client().create_container(&container).await;
-    let history = record(&[server.client()], &container).await;
+    let history = record(&server.node_clients(), &container).await;
     assert_eq!(history.len(), CLIENTS * OPS_PER_CLIENT);
     let wins = history
         .iter()
