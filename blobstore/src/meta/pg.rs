@@ -244,10 +244,7 @@ impl PgConnection {
         if self.broken || self.client.is_closed() {
             // The database went away (a restart, a failover): connect
             // again; the prepared statements went with the old session.
-            self.client = self
-                .driver
-                .connect(&self.config)
-                .map_err(Failure::Before)?;
+            self.client = self.driver.connect(&self.config).map_err(Failure::Before)?;
             self.statements.clear();
             self.broken = false;
         }
