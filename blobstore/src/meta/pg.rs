@@ -806,6 +806,7 @@ mod tests {
         .unwrap();
         assert_eq!(runs, 1);
         terminate_others(&url);
+        wait_closed(&conn);
         assert_eq!(count(&mut conn), 1);
     }
 
