@@ -2,27 +2,10 @@
 //! cluster: writes racing across the nodes end as on one node (exactly one
 //! conditional write and one lease acquire win each race).
 
-use std::sync::Arc;
-
 use stowage_blobstore::*;
 
 mod support;
 use support::*;
-
-/// Two nodes sharing a database, each with its own data directory (the
-/// race tests below touch metadata only, or bytes their own node wrote).
-async fn two_nodes() -> (testing::TempPostgres, tempfile::TempDir, [Store; 2]) {
-    let (pg, url) = postgres_database();
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(ManualClock::new(epoch()));
-    let mut nodes = Vec::new();
-    for n in 0..2 {
-        let config = StoreConfig::at(dir.path().join(format!("node{n}"))).with_metadata(&url);
-        nodes.push(Store::open(config, clock.clone()).await.unwrap());
-    }
-    let nodes: [Store; 2] = nodes.try_into().unwrap();
-    (pg, dir, nodes)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn if_match_writes_on_two_nodes_one_wins() {

@@ -9,21 +9,6 @@ use stowage_blobstore::*;
 mod support;
 use support::*;
 
-/// Two nodes sharing a database and one manual clock (stopped: every write
-/// falls into the same tick), each with its own data directory.
-async fn two_nodes() -> (testing::TempPostgres, tempfile::TempDir, [Store; 2]) {
-    let (pg, url) = postgres_database();
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(ManualClock::new(epoch()));
-    let mut nodes = Vec::new();
-    for n in 0..2 {
-        let config = StoreConfig::at(dir.path().join(format!("node{n}"))).with_metadata(&url);
-        nodes.push(Store::open(config, clock.clone()).await.unwrap());
-    }
-    let nodes: [Store; 2] = nodes.try_into().unwrap();
-    (pg, dir, nodes)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn service_properties_set_on_one_node_are_read_on_the_other() {
     let (_pg, _dir, [a, b]) = two_nodes().await;

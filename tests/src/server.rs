@@ -72,29 +72,26 @@ fn on_postgres_if_asked(
     if std::env::var_os("STOWAGE_TEST_POSTGRES").is_none() {
         return (config, None);
     }
+    let (pg, url) = postgres_database();
+    (config.with_metadata(url), Some(pg))
+}
+
+/// A new database of its own on the throwaway PostgreSQL server the tests
+/// of this process share (`TempPostgres::shared`), and that server.
+fn postgres_database() -> (Arc<stowage_blobstore::testing::TempPostgres>, String) {
     // The PostgreSQL client blocks: not on the test's runtime.
-    let (pg, url) = std::thread::spawn(|| {
+    std::thread::spawn(|| {
         let pg = stowage_blobstore::testing::TempPostgres::shared().expect("start PostgreSQL");
         let url = pg.new_database().expect("create a database");
         (pg, url)
     })
     .join()
-    .expect("PostgreSQL start-up");
-    (config.with_metadata(url), Some(pg))
+    .expect("PostgreSQL start-up")
 }
 
 /// The environment variable that makes [`TestServer::start`] start a
 /// cluster of that many nodes ([`TestServer::start_cluster`]).
 pub const TEST_CLUSTER_ENV: &str = "STOWAGE_TEST_CLUSTER";
-
-/// The throwaway PostgreSQL server of the clusters running at the moment:
-/// the clusters of tests running side by side share one server (a database
-/// each), which stops when the last of them ends. Starting a server per
-/// test (an initdb each) made a cluster run of the e2e suite several times
-/// slower.
-fn shared_postgres() -> Arc<stowage_blobstore::testing::TempPostgres> {
-    stowage_blobstore::testing::TempPostgres::shared().expect("start PostgreSQL")
-}
 
 /// One more node of a test cluster.
 struct Node {
@@ -134,14 +131,7 @@ impl TestServer {
     /// on the throwaway PostgreSQL server the tests share
     /// (`TempPostgres::shared`), its extents in a fresh temporary directory.
     pub async fn start_on_postgres() -> TestServer {
-        // The PostgreSQL client blocks: not on the test's runtime.
-        let (pg, url) = std::thread::spawn(|| {
-            let pg = stowage_blobstore::testing::TempPostgres::shared().expect("start PostgreSQL");
-            let url = pg.new_database().expect("create a database");
-            (pg, url)
-        })
-        .join()
-        .expect("PostgreSQL start-up");
+        let (pg, url) = postgres_database();
         let dir = tempfile::tempdir().expect("temp dir");
         let config = StoreConfig::at(dir.path().join("data")).with_metadata(url);
         let clock = Arc::new(ManualClock::new(epoch()));
@@ -157,13 +147,7 @@ impl TestServer {
     /// ([`crate::roundrobin`]) that `base` names: consecutive requests go
     /// to different nodes. `store` is node 0's engine.
     pub async fn start_cluster(nodes: usize) -> TestServer {
-        let (pg, url) = std::thread::spawn(|| {
-            let pg = shared_postgres();
-            let url = pg.new_database().expect("create a database");
-            (pg, url)
-        })
-        .join()
-        .expect("PostgreSQL start-up");
+        let (pg, url) = postgres_database();
         let dir = tempfile::tempdir().expect("temp dir");
         let objects: ObjectsLocation = match std::env::var(TEST_OBJECTS_ENV) {
             Ok(remote) => remote

@@ -219,3 +219,25 @@ pub fn postgres_database() -> (stowage_blobstore::testing::TempPostgres, String)
         (pg, url)
     })
 }
+
+/// Two nodes (stores) sharing one PostgreSQL database and one manual clock,
+/// each with its own data directory: two nodes of a cluster, for the tests
+/// of what one node must see of the other's writes. The clock does not
+/// move unless a test moves it, so their writes fall into the same tick.
+pub async fn two_nodes() -> (
+    stowage_blobstore::testing::TempPostgres,
+    tempfile::TempDir,
+    [stowage_blobstore::Store; 2],
+) {
+    use stowage_blobstore::{ManualClock, Store, StoreConfig};
+    let (pg, url) = postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = std::sync::Arc::new(ManualClock::new(epoch()));
+    let mut nodes = Vec::new();
+    for n in 0..2 {
+        let config = StoreConfig::at(dir.path().join(format!("node{n}"))).with_metadata(&url);
+        nodes.push(Store::open(config, clock.clone()).await.unwrap());
+    }
+    let nodes: [Store; 2] = nodes.try_into().unwrap();
+    (pg, dir, nodes)
+}
