@@ -159,17 +159,7 @@ pub fn backup(dir: &Path, dest: &Path, progress: &dyn Progress) -> Result<Backup
             );
             continue;
         }
-        // Files copied for an earlier snapshot that this one no longer
-        // needs.
-        let keep: HashSet<&str> = wanted.iter().map(|(e, _)| e.as_str()).collect();
-        for file in local_files(&dest_objects)? {
-            if !keep.contains(file.name.as_str()) {
-                std::fs::remove_file(&file.path)?;
-            }
-        }
-        for dir in fanout_dirs(&dest_objects)? {
-            sync_dir(&dir)?;
-        }
+        keep_only(&dest_objects, &wanted)?;
         std::fs::rename(&snapshot, database_file(dest))?;
         sync_dir(dest)?;
         report.extents = wanted.len() as u64;
@@ -183,6 +173,23 @@ pub fn backup(dir: &Path, dest: &Path, progress: &dyn Progress) -> Result<Backup
 }
 
 /// The fan-out directories under the extents of `objects`.
+/// Removes the extent files of a backup's `objects` directory that
+/// `wanted` (the extents a snapshot names) does not list — files copied for
+/// an earlier snapshot that this one no longer needs — and makes the
+/// directories' entries durable.
+pub(crate) fn keep_only(objects: &Path, wanted: &[(String, u64)]) -> Result<()> {
+    let keep: HashSet<&str> = wanted.iter().map(|(e, _)| e.as_str()).collect();
+    for file in local_files(objects)? {
+        if !keep.contains(file.name.as_str()) {
+            std::fs::remove_file(&file.path)?;
+        }
+    }
+    for dir in fanout_dirs(objects)? {
+        sync_dir(&dir)?;
+    }
+    Ok(())
+}
+
 pub(super) fn fanout_dirs(objects: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let root = objects.join("extents");

@@ -7,7 +7,7 @@ use futures::StreamExt as _;
 use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload, WriteMultipart};
 
 use super::{Cluster, object};
-use crate::admin::backup::{BackupReport, RestoreReport, fanout_dirs, is_empty_dir};
+use crate::admin::backup::{BackupReport, RestoreReport, is_empty_dir, keep_only};
 use crate::admin::{Progress, database_file, objects_dir};
 use crate::extents::{S3_PART_SIZE, is_inline, local_file, local_files};
 use crate::meta::admin as sql;
@@ -89,15 +89,7 @@ pub fn backup(cluster: &Cluster, dest: &Path, progress: &dyn Progress) -> Result
             );
             continue;
         }
-        let keep: HashSet<&str> = wanted.iter().map(|(e, _)| e.as_str()).collect();
-        for file in local_files(&dest_objects)? {
-            if !keep.contains(file.name.as_str()) {
-                std::fs::remove_file(&file.path)?;
-            }
-        }
-        for dir in fanout_dirs(&dest_objects)? {
-            std::fs::File::open(&dir)?.sync_all()?;
-        }
+        keep_only(&dest_objects, &wanted)?;
         std::fs::File::open(&snapshot)?.sync_all()?;
         std::fs::rename(&snapshot, database_file(dest))?;
         std::fs::File::open(dest)?.sync_all()?;
