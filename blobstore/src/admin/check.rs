@@ -3,7 +3,7 @@
 //! bytes of blobs whose Content-MD5 Stowage computed hash to it, and lists
 //! the extents nothing refers to (orphans); `repair` deletes those.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Read as _;
 use std::path::Path;
 
@@ -127,15 +127,7 @@ pub fn check(dir: &Path, repair: bool, progress: &dyn Progress) -> Result<CheckR
     let uses = sql::extent_uses(&conn)?;
     // Per extent: the length a blob row expects exactly, or else the most
     // any page map reads of it (a floor), and one referrer to name.
-    let mut wanted: HashMap<&str, (u64, bool, &str)> = HashMap::with_capacity(uses.len());
-    for u in &uses {
-        let entry = wanted
-            .entry(&u.extent)
-            .or_insert((u.len, u.exact, &u.referrer));
-        if !entry.1 && (u.exact || u.len > entry.0) {
-            *entry = (u.len, u.exact, &u.referrer);
-        }
-    }
+    let wanted = sql::wanted_extents(&uses);
     let mut ids: Vec<&str> = wanted.keys().copied().collect();
     ids.sort_unstable();
     let mut broken: HashSet<&str> = HashSet::new();

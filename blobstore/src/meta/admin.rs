@@ -1,6 +1,8 @@
 //! SQL of the admin commands (check, backup): which extents the database
 //! refers to, and the inline extents nothing refers to.
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, params};
 
 use super::sql::{Sql, SqlRow, vals};
@@ -19,6 +21,22 @@ pub(crate) struct ExtentUse {
     /// `len` is the least the extent must hold (an overwritten tail may be
     /// read by nothing), not its length.
     pub exact: bool,
+}
+
+/// Per extent of `uses`: the length a blob row expects exactly, or else the
+/// most any page map reads of it (a floor), whether it is exact, and one
+/// referrer to name.
+pub(crate) fn wanted_extents(uses: &[ExtentUse]) -> HashMap<&str, (u64, bool, &str)> {
+    let mut wanted: HashMap<&str, (u64, bool, &str)> = HashMap::with_capacity(uses.len());
+    for u in uses {
+        let entry = wanted
+            .entry(&u.extent)
+            .or_insert((u.len, u.exact, &u.referrer));
+        if !entry.1 && (u.exact || u.len > entry.0) {
+            *entry = (u.len, u.exact, &u.referrer);
+        }
+    }
+    wanted
 }
 
 /// Every extent a blob version, an uncommitted block or a page map refers

@@ -59,15 +59,7 @@ pub fn check(
 
     // Per extent: the length a blob row expects exactly, or else the most
     // any page map reads of it (a floor), and one referrer to name.
-    let mut wanted: HashMap<&str, (u64, bool, &str)> = HashMap::with_capacity(uses.len());
-    for u in &uses {
-        let entry = wanted
-            .entry(&u.extent)
-            .or_insert((u.len, u.exact, &u.referrer));
-        if !entry.1 && (u.exact || u.len > entry.0) {
-            *entry = (u.len, u.exact, &u.referrer);
-        }
-    }
+    let wanted = sql::wanted_extents(&uses);
     let mut ids: Vec<&str> = wanted.keys().copied().collect();
     ids.sort_unstable();
     let inline_lens: HashMap<String, Option<u64>> = open.pg.read(|conn| {
