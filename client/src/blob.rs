@@ -46,6 +46,9 @@ pub struct SnapshotInfo {
     pub etag: Etag,
     /// The snapshot's Last-Modified.
     pub last_modified: SystemTime,
+    /// With versioning on, the version the snapshot made of the blob
+    /// (`x-ms-version-id`): Snapshot Blob creates a new version.
+    pub version_id: Option<String>,
 }
 
 /// Settings of a Copy Blob.
@@ -311,6 +314,7 @@ impl BlobClient {
             etag: header_etag(headers)?,
             last_modified: header_date(headers, "last-modified")
                 .ok_or_else(|| Error::InvalidResponse("no Last-Modified header".into()))?,
+            version_id: header(headers, "x-ms-version-id").map(str::to_owned),
         })
     }
 
