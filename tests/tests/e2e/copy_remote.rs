@@ -237,9 +237,13 @@ async fn a_copy_from_another_stowage_server() {
     );
 }
 
+/// The single-node rule: a restart ends the copies it interrupted. A node
+/// starting in cluster mode leaves pending copies alone, since another node
+/// may be running them (docs/cluster.md), so this test keeps to a
+/// single-node store even when the module runs on PostgreSQL.
 #[tokio::test]
 async fn a_restart_ends_a_pending_copy_failed() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_in(tempfile::tempdir().unwrap(), |c| c, None).await;
     let (c, ctr) = setup(&server).await;
     let (base, _) = raw_source(Answer::Stall).await;
     let path = format!("/{ctr}/dst");
