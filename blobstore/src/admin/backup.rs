@@ -16,7 +16,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::{Progress, database_file, objects_dir, open_database};
-use crate::extents::{is_inline, local_file, local_files};
+use crate::extents::{local_file, local_files};
 use crate::meta::admin as sql;
 use crate::{Error, Result};
 
@@ -115,14 +115,8 @@ pub fn backup(dir: &Path, dest: &Path, progress: &dyn Progress) -> Result<Backup
         sql::copy_database(&source, &snapshot)?;
         progress.end();
         let copy = rusqlite::Connection::open(&snapshot)?;
-        let mut wanted: Vec<(String, u64)> = sql::extent_uses(&copy)?
-            .into_iter()
-            .filter(|u| !is_inline(&u.extent))
-            .map(|u| (u.extent, u.len))
-            .collect();
+        let wanted = sql::stored_extents(sql::extent_uses(&copy)?);
         drop(copy);
-        wanted.sort();
-        wanted.dedup_by(|a, b| a.0 == b.0);
         let todo: Vec<&(String, u64)> =
             wanted.iter().filter(|(e, _)| !copied.contains(e)).collect();
         progress.begin(

@@ -23,6 +23,19 @@ pub(crate) struct ExtentUse {
     pub exact: bool,
 }
 
+/// The extents of `uses` that are files or objects (inline extents live in
+/// the database), each once, sorted, with a length that refers to it.
+pub(crate) fn stored_extents(uses: Vec<ExtentUse>) -> Vec<(String, u64)> {
+    let mut stored: Vec<(String, u64)> = uses
+        .into_iter()
+        .filter(|u| !crate::extents::is_inline(&u.extent))
+        .map(|u| (u.extent, u.len))
+        .collect();
+    stored.sort();
+    stored.dedup_by(|a, b| a.0 == b.0);
+    stored
+}
+
 /// Per extent of `uses`: the length a blob row expects exactly, or else the
 /// most any page map reads of it (a floor), whether it is exact, and one
 /// referrer to name.

@@ -9,7 +9,7 @@ use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload, WriteMultipart}
 use super::{Cluster, object};
 use crate::admin::backup::{BackupReport, RestoreReport, is_empty_dir, keep_only};
 use crate::admin::{Progress, database_file, objects_dir};
-use crate::extents::{S3_PART_SIZE, is_inline, local_file, local_files};
+use crate::extents::{S3_PART_SIZE, local_file, local_files};
 use crate::meta::admin as sql;
 use crate::meta::transfer;
 use crate::store::DATABASE_FILE;
@@ -56,13 +56,7 @@ pub fn backup(cluster: &Cluster, dest: &Path, progress: &dyn Progress) -> Result
         })?;
         drop(copy);
         progress.end();
-        let mut wanted: Vec<(String, u64)> = wanted
-            .into_iter()
-            .filter(|u| !is_inline(&u.extent))
-            .map(|u| (u.extent, u.len))
-            .collect();
-        wanted.sort();
-        wanted.dedup_by(|a, b| a.0 == b.0);
+        let wanted = sql::stored_extents(wanted);
         let todo: Vec<&(String, u64)> =
             wanted.iter().filter(|(e, _)| !copied.contains(e)).collect();
         progress.begin(
