@@ -62,6 +62,34 @@ def skip_in_cluster(reason):
     """Marks a test (or, as `pytestmark`, a module) that cannot apply to a
     cluster, with the reason."""
     return pytest.mark.skipif(CLUSTER, reason=f"not in cluster mode: {reason}")
+
+
+CLUSTER_CONTROL = "/_stowage/test-cluster"
+
+
+def _cluster_control(base, what):
+    request = urllib.request.Request(f"{base}{CLUSTER_CONTROL}/{what}", method="POST")
+    # Starting nodes again takes a few seconds (more on a loaded machine).
+    with urllib.request.urlopen(request, timeout=START_TIMEOUT_SECONDS) as response:
+        assert response.status == 200
+        return response.read().decode()
+
+
+def node_bases(base):
+    """The `http://host:port` of every node behind `base`: the nodes of a
+    cluster (its launcher names them), or `base` itself for one server. A
+    check that must hold through every node loops over these."""
+    if not CLUSTER:
+        return [base]
+    return _cluster_control(base, "nodes").split()
+
+
+def restart_cluster_nodes(base, node=None):
+    """kill -9 every node of the cluster behind `base` (or node `node`) and
+    start it again, on the same port, data directory, PostgreSQL database and
+    object store; returns once they listen (the launcher does it: see
+    tests/src/bin/stowage-test-cluster.rs). PostgreSQL stays up."""
+    _cluster_control(base, "restart" if node is None else f"restart?node={node}")
 STOP_TIMEOUT_SECONDS = 10
 
 _server_log_path = None

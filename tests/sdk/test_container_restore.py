@@ -54,15 +54,25 @@ class RetentionServer:
         )
         self.server.wait_ready()
         self.base = f"http://127.0.0.1:{self.server.port}"
-        self.service = BlobServiceClient(
-            f"{self.base}/{ACCOUNT_NAME}",
+        self.service = self.service_at(self.base)
+
+    @staticmethod
+    def service_at(base):
+        """A client of the server (or one node of it) at `base`."""
+        return BlobServiceClient(
+            f"{base}/{ACCOUNT_NAME}",
             credential={"account_name": ACCOUNT_NAME, "account_key": ACCOUNT_KEY},
             **CLIENT_OPTIONS,
         )
 
     def kill_and_restart(self):
-        """kill -9, then a new process on the same data directory (its
-        manual clock starts at the system time again)."""
+        """kill -9, then a new process on the same data directory, or on a
+        cluster every node killed and started again by its launcher over the
+        same database and object store (the manual clocks start at the
+        system time again either way)."""
+        if conftest.CLUSTER:
+            conftest.restart_cluster_nodes(self.base)
+            return
         self.server._signal_group(signal.SIGKILL)
         self.server.process.wait()
         self.start()
@@ -167,10 +177,6 @@ def test_undelete_refusals(retention):
     assert excinfo.value.response.headers["x-ms-error-code"] == "MissingRequiredHeader"
 
 
-@conftest.skip_in_cluster(
-    "it restarts the server on its data directory; a test cluster's metadata is in a "
-    "throwaway PostgreSQL that ends with it"
-)
 def test_a_kill_9_keeps_deleted_containers_restorable(retention):
     name = unique_name("crash")
     container = retention.service.create_container(name)
@@ -179,11 +185,15 @@ def test_a_kill_9_keeps_deleted_containers_restorable(retention):
     [entry] = deleted_entries(retention.service, name)
 
     retention.kill_and_restart()
-    service = retention.service
-    assert [c.version for c in deleted_entries(service, name)] == [entry.version]
-    restored = service.undelete_container(name, entry.version)
-    assert restored.download_blob("kept").readall() == b"survives"
-    restored.delete_container()
+    # Through every node of a cluster (one node otherwise).
+    nodes = [retention.service_at(base) for base in conftest.node_bases(retention.base)]
+    for service in nodes:
+        assert [c.version for c in deleted_entries(service, name)] == [entry.version]
+    nodes[-1].undelete_container(name, entry.version)
+    for service in nodes:
+        restored = service.get_container_client(name)
+        assert restored.download_blob("kept").readall() == b"survives"
+    retention.service.get_container_client(name).delete_container()
 
 
 # Last: it moves the clock days ahead.

@@ -661,7 +661,8 @@ def test_large_from_url_writes_are_hashed_as_they_are_written(container, source_
 
 @conftest.skip_in_cluster(
     "a starting node of a cluster leaves pending copies alone (another node may be running "
-    "them), and a test cluster's metadata ends with it"
+    "them), so a copy whose node was killed stays pending there; the restart itself works "
+    "on a cluster (test_soft_delete, test_versions, test_container_restore)"
 )
 def test_a_copy_interrupted_by_kill_ends_failed_after_restart(tmp_path_factory, http_source):
     server, data_dir = _start_server(tmp_path_factory, "killed")

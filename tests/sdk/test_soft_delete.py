@@ -51,6 +51,10 @@ class Running:
         )
         self.server.wait_ready()
         self.base = f"http://127.0.0.1:{self.server.port}"
+        self.service = self.service_at(self.base)
+
+    def service_at(self, base):
+        """A client of the server (or one node of it) at `base`."""
         now = datetime.now(timezone.utc)
         sas = generate_account_sas(
             ACCOUNT_NAME,
@@ -62,16 +66,22 @@ class Running:
             start=now - timedelta(days=1),
             expiry=now + timedelta(days=30),
         )
-        self.service = BlobServiceClient(
-            f"{self.base}/{ACCOUNT_NAME}", credential=sas, **CLIENT_OPTIONS
-        )
+        return BlobServiceClient(f"{base}/{ACCOUNT_NAME}", credential=sas, **CLIENT_OPTIONS)
 
     def advance(self, seconds):
         conftest.advance_test_clock(self.base, seconds)
 
-    def kill(self):
+    def kill_and_restart(self):
+        """kill -9, then the server again on the same data directory: a new
+        process, or on a cluster every node killed and started again by its
+        launcher over the same database and object store. The manual clocks
+        start at the system time again either way."""
+        if conftest.CLUSTER:
+            conftest.restart_cluster_nodes(self.base)
+            return
         self.server._signal_group(conftest.signal.SIGKILL)
         self.server.process.wait()
+        self.start()
 
 
 @pytest.fixture(scope="module")
@@ -164,23 +174,22 @@ def test_remaining_retention_days_count_down(running, scontainer):
     assert blob.download_blob().readall() == b"data"
 
 
-@conftest.skip_in_cluster(
-    "it restarts the server on its data directory; a test cluster's metadata is in a "
-    "throwaway PostgreSQL that ends with it"
-)
 def test_a_kill_in_the_middle_loses_nothing_restorable(running):
-    container = running.service.get_container_client(unique_name("soft-delete-crash"))
+    name = unique_name("soft-delete-crash")
+    container = running.service.get_container_client(name)
     container.create_container()
     for i in range(20):
         container.upload_blob(f"b{i}", b"x%d" % i)
         container.get_blob_client(f"b{i}").delete_blob()
-    running.kill()
-    running.start()
-    container = running.service.get_container_client(container.container_name)
-    deleted = list(container.list_blobs(include=["deleted"]))
-    assert len(deleted) == 20 and all(b.deleted for b in deleted)
+    running.kill_and_restart()
+    # Through every node of a cluster (one node otherwise).
+    nodes = [running.service_at(base).get_container_client(name)
+             for base in conftest.node_bases(running.base)]
+    for node in nodes:
+        deleted = list(node.list_blobs(include=["deleted"]))
+        assert len(deleted) == 20 and all(b.deleted for b in deleted)
     for i in range(20):
-        blob = container.get_blob_client(f"b{i}")
-        blob.undelete_blob()
-        assert blob.download_blob().readall() == b"x%d" % i
-    container.delete_container()
+        nodes[i % len(nodes)].get_blob_client(f"b{i}").undelete_blob()
+        for node in nodes:
+            assert node.get_blob_client(f"b{i}").download_blob().readall() == b"x%d" % i
+    running.service.get_container_client(name).delete_container()

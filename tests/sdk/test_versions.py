@@ -32,12 +32,16 @@ VERSIONING_ENV = {"STOWAGE_BLOB_VERSIONING_ACCOUNTS": f"{ACCOUNT_NAME}=on"}
 def start(binary, data_dir, log):
     server = conftest._Server(binary, data_dir, log, env=VERSIONING_ENV)
     server.wait_ready()
-    service = BlobServiceClient(
-        f"http://127.0.0.1:{server.port}/{ACCOUNT_NAME}",
+    return server, service_at(f"http://127.0.0.1:{server.port}")
+
+
+def service_at(base):
+    """A client of the server (or one node of it) at `base`."""
+    return BlobServiceClient(
+        f"{base}/{ACCOUNT_NAME}",
         credential={"account_name": ACCOUNT_NAME, "account_key": ACCOUNT_KEY},
         **CLIENT_OPTIONS,
     )
-    return server, service
 
 
 @pytest.fixture(scope="module")
@@ -204,25 +208,32 @@ def test_delete_tags_and_tier_by_version_id(vcontainer):
     assert blob.download_blob().readall() == b"two"
 
 
-@conftest.skip_in_cluster(
-    "it restarts the server on its data directory; a test cluster's metadata is in a "
-    "throwaway PostgreSQL that ends with it"
-)
 def test_a_kill_in_the_middle_loses_no_version(versioned_server):
     binary, data_dir, logs, state = versioned_server
-    container = state["service"].get_container_client(unique_name("versions-crash"))
+    name = unique_name("versions-crash")
+    container = state["service"].get_container_client(name)
     container.create_container()
     blob = container.get_blob_client("b")
     ids = [blob.upload_blob(b"v%d" % i, overwrite=True)["version_id"] for i in range(5)]
     blob.delete_blob()
-    # kill -9: no shutdown of any kind.
-    state["server"]._signal_group(conftest.signal.SIGKILL)
-    state["server"].process.wait()
-    server, service = start(binary, data_dir, logs / "stowage-versions-restarted.log")
-    state["server"], state["service"] = server, service
-    container = service.get_container_client(container.container_name)
-    listed = list(container.list_blobs(include=["versions"]))
-    assert [b.version_id for b in listed] == ids
-    for i, v in enumerate(ids):
-        assert container.get_blob_client("b").download_blob(version_id=v).readall() == b"v%d" % i
-    container.delete_container()
+    base = f"http://127.0.0.1:{state['server'].port}"
+    if conftest.CLUSTER:
+        # Every node killed and started again by the cluster's launcher,
+        # over the same database and object store.
+        conftest.restart_cluster_nodes(base)
+    else:
+        # kill -9: no shutdown of any kind.
+        state["server"]._signal_group(conftest.signal.SIGKILL)
+        state["server"].process.wait()
+        server, service = start(binary, data_dir, logs / "stowage-versions-restarted.log")
+        state["server"], state["service"] = server, service
+        base = f"http://127.0.0.1:{server.port}"
+    # Through every node of a cluster (one node otherwise).
+    for node in conftest.node_bases(base):
+        container = service_at(node).get_container_client(name)
+        listed = list(container.list_blobs(include=["versions"]))
+        assert [b.version_id for b in listed] == ids
+        for i, v in enumerate(ids):
+            blob = container.get_blob_client("b")
+            assert blob.download_blob(version_id=v).readall() == b"v%d" % i
+    state["service"].get_container_client(name).delete_container()

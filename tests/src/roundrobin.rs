@@ -7,7 +7,10 @@
 //! headers with the case of their names, bodies streamed both ways), except the `expect` header, which
 //! the proxy answers itself (HTTP/1.1 `100 Continue` once it reads the
 //! body). A request for the manual test clock (`POST /_stowage/test-clock`)
-//! goes to every node, so that their clocks move together.
+//! goes to every node, so that their clocks move together. Requests under
+//! [`CONTROL_PATH`] are the cluster's own, answered by whoever runs the
+//! proxy ([`serve_with_control`]; the `stowage-test-cluster` launcher
+//! restarts nodes this way).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,6 +28,15 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 /// `--testClock` (the server's `test_clock` module).
 pub const TEST_CLOCK_PATH: &str = "/_stowage/test-clock";
 
+/// The prefix of the paths that go to [`serve_with_control`]'s control
+/// channel instead of a node.
+pub const CONTROL_PATH: &str = "/_stowage/test-cluster/";
+
+/// A request for the proxy's owner: the path and query after
+/// [`CONTROL_PATH`], and where to send the answer (`Ok` is a `200` with
+/// that text, `Err` a `500`).
+pub type ControlRequest = (String, tokio::sync::oneshot::Sender<Result<String, String>>);
+
 type Body = BoxBody<Bytes, hyper::Error>;
 
 /// The proxy's state: the nodes and whose turn it is.
@@ -32,6 +44,7 @@ struct Nodes {
     addrs: Vec<SocketAddr>,
     next: AtomicUsize,
     client: Client<HttpConnector, Body>,
+    control: Option<tokio::sync::mpsc::Sender<ControlRequest>>,
 }
 
 /// Serves `listener` until the returned future is dropped or the listener
@@ -40,6 +53,20 @@ struct Nodes {
 /// # Panics
 /// `nodes` is empty.
 pub async fn serve(listener: tokio::net::TcpListener, nodes: Vec<SocketAddr>) {
+    serve_with_control(listener, nodes, None).await;
+}
+
+/// [`serve`], and requests under [`CONTROL_PATH`] (any method, the body
+/// ignored) sent to `control` and answered with what comes back; without
+/// `control` they go to a node like any other.
+///
+/// # Panics
+/// `nodes` is empty.
+pub async fn serve_with_control(
+    listener: tokio::net::TcpListener,
+    nodes: Vec<SocketAddr>,
+    control: Option<tokio::sync::mpsc::Sender<ControlRequest>>,
+) {
     assert!(!nodes.is_empty(), "a proxy needs nodes");
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
@@ -50,6 +77,7 @@ pub async fn serve(listener: tokio::net::TcpListener, nodes: Vec<SocketAddr>) {
             .http1_preserve_header_case(true)
             .http1_title_case_headers(false)
             .build(connector),
+        control,
     });
     loop {
         let Ok((stream, _)) = listener.accept().await else {
@@ -75,6 +103,23 @@ impl Nodes {
     async fn forward(&self, req: Request<Incoming>) -> Response<Body> {
         if req.uri().path() == TEST_CLOCK_PATH {
             return self.broadcast(req).await;
+        }
+        if let (Some(control), Some(what)) =
+            (&self.control, req.uri().path().strip_prefix(CONTROL_PATH))
+        {
+            let what = match req.uri().query() {
+                Some(query) => format!("{what}?{query}"),
+                None => what.to_owned(),
+            };
+            let (answer, answered) = tokio::sync::oneshot::channel();
+            if control.send((what, answer)).await.is_err() {
+                return text(StatusCode::SERVICE_UNAVAILABLE, "the cluster is stopping");
+            }
+            return match answered.await {
+                Ok(Ok(body)) => text(StatusCode::OK, &body),
+                Ok(Err(e)) => text(StatusCode::INTERNAL_SERVER_ERROR, &e),
+                Err(_) => text(StatusCode::SERVICE_UNAVAILABLE, "the cluster is stopping"),
+            };
         }
         let node = self.addrs[self.next.fetch_add(1, Ordering::Relaxed) % self.addrs.len()];
         let (mut parts, body) = req.into_parts();
@@ -126,12 +171,17 @@ fn to_node(uri: &hyper::Uri, node: SocketAddr) -> hyper::Uri {
 }
 
 fn bad_gateway(message: &str) -> Response<Body> {
+    text(StatusCode::BAD_GATEWAY, message)
+}
+
+/// A `text/plain` answer.
+fn text(status: StatusCode, message: &str) -> Response<Body> {
     let mut answer = Response::new(
         Full::new(Bytes::from(message.to_owned()))
             .map_err(|never| match never {})
             .boxed(),
     );
-    *answer.status_mut() = StatusCode::BAD_GATEWAY;
+    *answer.status_mut() = status;
     answer
 }
 

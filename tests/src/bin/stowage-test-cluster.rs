@@ -19,6 +19,18 @@
 //! seconds, which an advance moves exactly.
 //! SIGTERM or SIGINT stops the nodes and PostgreSQL; so does a node that
 //! exits on its own.
+//!
+//! The proxy also answers the launcher's own requests (any method):
+//!
+//! - `/_stowage/test-cluster/nodes`: the nodes' addresses
+//!   (`http://127.0.0.1:PORT`, one a line), for a test that checks
+//!   something through every node;
+//! - `/_stowage/test-cluster/restart[?node=N][&signal=TERM]`: kills every
+//!   node (or node `N`) with SIGKILL (SIGTERM with `signal=TERM`, then
+//!   SIGKILL if it lingers), starts it again on the same port, data
+//!   directory, database and object store, brings the manual clocks
+//!   together again, and answers once the nodes listen. PostgreSQL and the
+//!   proxy stay up: this is how a test restarts "the server" of a cluster.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -117,22 +129,94 @@ fn run() -> Result<(), String> {
     let url = pg
         .new_database()
         .map_err(|e| format!("creating the database: {e}"))?;
+    let cluster = Cluster {
+        server,
+        location: args.location.clone(),
+        url,
+        objects,
+        rest: args.rest.clone(),
+    };
     let mut started = Vec::new();
     let out = (|| {
         for n in 0..nodes {
-            let data = args.location.join(format!("node{n}"));
-            started.push(start_node(&server, n, &data, &url, &objects, &args.rest)?);
+            started.push(start_node(&cluster, n, 0)?);
         }
-        if std::env::var_os("STOWAGE_TEST_CLOCK").is_some() {
-            align_clocks(&started)?;
-        }
-        serve(&args, &mut started)
+        align_clocks_if_manual(&started)?;
+        serve(&args, &cluster, &mut started)
     })();
     for node in &mut started {
         stop(&mut node.child);
     }
     drop(pg);
     out
+}
+
+/// What every node is started with.
+struct Cluster {
+    server: PathBuf,
+    location: PathBuf,
+    url: String,
+    objects: String,
+    rest: Vec<String>,
+}
+
+/// [`align_clocks`] when the nodes run on manual clocks.
+fn align_clocks_if_manual(nodes: &[Node]) -> Result<(), String> {
+    if std::env::var_os("STOWAGE_TEST_CLOCK").is_some() {
+        align_clocks(nodes)?;
+    }
+    Ok(())
+}
+
+/// Answers a request of the proxy's control path (`what`: the path after
+/// it, and the query).
+fn control(what: &str, cluster: &Cluster, nodes: &mut [Node]) -> Result<String, String> {
+    let (path, query) = what.split_once('?').unwrap_or((what, ""));
+    let param = |name: &str| {
+        query
+            .split('&')
+            .filter_map(|p| p.split_once('='))
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_owned())
+    };
+    match path {
+        "nodes" => Ok(nodes
+            .iter()
+            .map(|n| format!("http://{}\n", n.addr))
+            .collect()),
+        "restart" => {
+            let which: Vec<usize> = match param("node") {
+                Some(n) => {
+                    let n: usize = n.parse().map_err(|e| format!("node={n}: {e}"))?;
+                    if n >= nodes.len() {
+                        return Err(format!("no node {n}: the cluster has {}", nodes.len()));
+                    }
+                    vec![n]
+                }
+                None => (0..nodes.len()).collect(),
+            };
+            let gentle = match param("signal").as_deref() {
+                None | Some("KILL") => false,
+                Some("TERM") => true,
+                Some(other) => return Err(format!("signal={other}: KILL or TERM")),
+            };
+            for &n in &which {
+                let node = &mut nodes[n];
+                if gentle {
+                    stop(&mut node.child);
+                } else {
+                    let _ = node.child.kill();
+                    let _ = node.child.wait();
+                }
+            }
+            for &n in &which {
+                nodes[n] = start_node(cluster, n, nodes[n].addr.port())?;
+            }
+            align_clocks_if_manual(nodes)?;
+            Ok(format!("restarted {which:?}\n"))
+        }
+        _ => Err(format!("no control {path:?}: nodes, restart")),
+    }
 }
 
 /// A name for this cluster's prefix in a shared bucket.
@@ -148,24 +232,19 @@ fn unique() -> String {
 
 /// Starts node `n` and waits for its listening line; its other output
 /// goes to this process's, each line marked with the node.
-fn start_node(
-    server: &PathBuf,
-    n: usize,
-    data: &std::path::Path,
-    url: &str,
-    objects: &str,
-    rest: &[String],
-) -> Result<Node, String> {
-    let mut child = Command::new(server)
-        .args(["--blobHost", "127.0.0.1", "--blobPort", "0", "--location"])
+fn start_node(cluster: &Cluster, n: usize, port: u16) -> Result<Node, String> {
+    let data = cluster.location.join(format!("node{n}"));
+    let mut child = Command::new(&cluster.server)
+        .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+        .arg("--location")
         .arg(data)
-        .args(["--metadata", url, "--objects", objects])
-        .args(rest)
+        .args(["--metadata", &cluster.url, "--objects", &cluster.objects])
+        .args(&cluster.rest)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|e| format!("{}: {e}", server.display()))?;
+        .map_err(|e| format!("{}: {e}", cluster.server.display()))?;
     let stdout = child.stdout.take().expect("piped");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -250,8 +329,9 @@ fn http_post(addr: SocketAddr, path: &str) -> Result<String, String> {
     Ok(body.to_owned())
 }
 
-/// Runs the proxy until a stop signal or the end of a node.
-fn serve(args: &Args, nodes: &mut [Node]) -> Result<(), String> {
+/// Runs the proxy until a stop signal or the end of a node, answering its
+/// control requests ([`control`]) meanwhile.
+fn serve(args: &Args, cluster: &Cluster, nodes: &mut [Node]) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -265,7 +345,15 @@ fn serve(args: &Args, nodes: &mut [Node]) -> Result<(), String> {
         )))
         .map_err(|e| format!("binding {}:{}: {e}", args.host, args.port))?;
     let at = listener.local_addr().map_err(|e| e.to_string())?;
-    runtime.spawn(roundrobin::serve(listener, addrs));
+    let (control_tx, mut control_rx) = tokio::sync::mpsc::channel(4);
+    runtime.spawn(roundrobin::serve_with_control(
+        listener,
+        addrs,
+        Some(control_tx),
+    ));
+    for (n, node) in nodes.iter().enumerate() {
+        println!("stowage-test-cluster: node {n} at http://{}", node.addr);
+    }
     println!("{READY}{at}");
     let ended = runtime.block_on(async {
         use tokio::signal::unix::{SignalKind, signal};
@@ -275,6 +363,12 @@ fn serve(args: &Args, nodes: &mut [Node]) -> Result<(), String> {
             tokio::select! {
                 _ = term.recv() => return Ok(None),
                 _ = int.recv() => return Ok(None),
+                Some((what, answer)) = control_rx.recv() => {
+                    // The nodes start and stop on this thread; the proxy
+                    // runs on the runtime's workers meanwhile.
+                    let _ = answer.send(control(&what, cluster, nodes));
+                    continue;
+                }
                 () = tokio::time::sleep(std::time::Duration::from_millis(500)) => {}
             }
             for (n, node) in nodes.iter_mut().enumerate() {
