@@ -90,18 +90,40 @@ impl DatabaseClock {
     }
 }
 
+/// How many readings of the database's clock one measure takes; the one
+/// with the shortest round trip gives the offset.
+const SAMPLES: usize = 5;
+
 /// The offset of `inner` from the clock of the database behind `client`:
-/// its `clock_timestamp()`, halfway through the query's round trip.
+/// its `clock_timestamp()`, halfway through the query's round trip. The
+/// statement is prepared first (a first query's Parse would otherwise fall
+/// inside the round trip and move its middle), and of [`SAMPLES`]
+/// readings the one with the shortest round trip counts: its middle is the
+/// closest to the instant the database read its clock. Nodes on one
+/// machine, whose clocks are one, then agree to within tens of
+/// microseconds, not the milliseconds a round trip takes on a loaded
+/// machine.
 fn measure_offset(client: &mut postgres::Client, inner: &dyn Clock) -> Result<i64> {
-    let before = inner.now();
-    let row = client.query_one(
-        "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)",
-        &[],
-    )?;
-    let after = inner.now();
-    let database_micros: i64 = row.get(0);
-    let offset = offset(database_micros, before, after);
+    let statement =
+        client.prepare("SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)")?;
+    let mut readings = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        let before = inner.now();
+        let row = client.query_one(&statement, &[])?;
+        let after = inner.now();
+        readings.push((row.get::<_, i64>(0), before, after));
+    }
+    let offset = best_offset(&readings);
     Ok(offset.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
+}
+
+/// The offset given by the reading `(database µs, before, after)` with the
+/// shortest round trip (the first of equals).
+fn best_offset(readings: &[(i64, SystemTime, SystemTime)]) -> i128 {
+    readings
+        .iter()
+        .min_by_key(|(_, before, after)| nanos(*after) - nanos(*before))
+        .map_or(0, |&(db, before, after)| offset(db, before, after))
 }
 
 impl Clock for DatabaseClock {
@@ -150,6 +172,28 @@ mod tests {
         ];
         for (db, before, after, want) in cases {
             assert_eq!(offset(db, before, after), want, "{db} {before:?} {after:?}");
+        }
+    }
+
+    #[test]
+    fn the_reading_with_the_shortest_round_trip_counts() {
+        let at = |ms: u64| UNIX_EPOCH + Duration::from_millis(ms);
+        let cases: [(&[(i64, SystemTime, SystemTime)], i128); 4] = [
+            // A slow first reading (10 ms) is off by 4 ms; the fast one is right.
+            (
+                &[
+                    (10_006_000, at(10_000), at(10_010)),
+                    (10_020_000, at(10_020), at(10_020)),
+                ],
+                0,
+            ),
+            (&[(10_000_000, at(9_000), at(9_002))], 999_000_000),
+            // Equal round trips: the first.
+            (&[(5_000, at(0), at(2)), (9_000, at(4), at(6))], 4_000_000),
+            (&[], 0),
+        ];
+        for (readings, want) in cases {
+            assert_eq!(best_offset(readings), want, "{readings:?}");
         }
     }
 
