@@ -117,9 +117,13 @@ fn measure_offset(client: &mut postgres::Client, inner: &dyn Clock) -> Result<i6
     Ok(offset.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
 }
 
-/// The offset given by the reading `(database µs, before, after)` with the
-/// shortest round trip (the first of equals).
-fn best_offset(readings: &[(i64, SystemTime, SystemTime)]) -> i128 {
+/// One reading of the database's clock: its time in µs since the epoch,
+/// and the local times before and after the query.
+type Reading = (i64, SystemTime, SystemTime);
+
+/// The offset given by the reading with the shortest round trip (the first
+/// of equals).
+fn best_offset(readings: &[Reading]) -> i128 {
     readings
         .iter()
         .min_by_key(|(_, before, after)| nanos(*after) - nanos(*before))
@@ -178,7 +182,7 @@ mod tests {
     #[test]
     fn the_reading_with_the_shortest_round_trip_counts() {
         let at = |ms: u64| UNIX_EPOCH + Duration::from_millis(ms);
-        let cases: [(&[(i64, SystemTime, SystemTime)], i128); 4] = [
+        let cases: [(&[Reading], i128); 4] = [
             // A slow first reading (10 ms) is off by 4 ms; the fast one is right.
             (
                 &[
