@@ -1,0 +1,230 @@
+//! SQL for the liveness of the nodes of a cluster (docs/cluster.md,
+//! "Garbage across nodes"): each node's heartbeat, the uploads in flight
+//! (an object being written that no committed metadata names yet) and the
+//! node running each pending copy from another host.
+//!
+//! A node is alive while its heartbeat is younger than a bound, judged by
+//! the database's clock (`now()`), never by a node's own. The tables exist
+//! on PostgreSQL only: on SQLite the store is the only node, and every
+//! function here does nothing there.
+
+use std::time::Duration;
+
+use super::sql::{Dialect, Sql, vals};
+use super::{Backend, Db};
+use crate::timestamps::to_nanos;
+use crate::{Error, Result};
+
+impl Db {
+    /// Runs `f` with each statement committing on its own, without the
+    /// cluster's write lock (PostgreSQL); on SQLite as a write. `f` may run
+    /// more than once.
+    pub(crate) async fn autocommit<F, T>(&self, f: F) -> Result<T>
+    where
+        F: FnMut(&dyn Sql) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let Backend::Postgres(pool) = &self.backend else {
+            return self.write_again_reserved(f).await;
+        };
+        let pool = std::sync::Arc::clone(pool);
+        super::within_deadline(tokio::task::spawn_blocking(move || pool.autocommit(f))).await
+    }
+}
+
+/// `bound` in milliseconds, as the statements bind it.
+fn millis(bound: Duration) -> i64 {
+    i64::try_from(bound.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Records that `node` is alive now (by the database's clock), adding its
+/// row if it has none.
+pub(crate) fn heartbeat(conn: &dyn Sql, node: u64) -> Result<()> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(());
+    }
+    conn.execute(
+        "INSERT INTO stowage_node_heartbeats (node) VALUES (?1)
+         ON CONFLICT (node) DO UPDATE SET heartbeat = now()",
+        &vals![node as i64],
+    )?;
+    Ok(())
+}
+
+/// Records an upload in flight: `node` is about to write object `extent`.
+/// Written before the object, so that another node can reclaim the object
+/// if `node` dies before committing it.
+pub(crate) fn record_upload(conn: &dyn Sql, extent: &str, node: u64) -> Result<()> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(());
+    }
+    conn.execute(
+        "INSERT INTO stowage_uploads (extent, node) VALUES (?1, ?2)
+         ON CONFLICT (extent) DO NOTHING",
+        &vals![&extent, node as i64],
+    )?;
+    Ok(())
+}
+
+/// In the transaction that commits the first reference to object `extent`:
+/// ends its record of an upload in flight. Fails when the record is gone:
+/// the writing node was taken for dead and another node reclaimed (is
+/// deleting) the object, which must then not be referenced.
+pub(crate) fn finish_upload(conn: &dyn Sql, extent: &str) -> Result<()> {
+    if conn.dialect() == Dialect::Sqlite || extent.is_empty() || crate::extents::is_inline(extent) {
+        return Ok(());
+    }
+    let n = conn.execute(
+        "DELETE FROM stowage_uploads WHERE extent = ?1",
+        &vals![&extent],
+    )?;
+    if n == 0 {
+        return Err(Error::Unavailable(format!(
+            "the upload of {extent} was reclaimed: this node was taken for dead"
+        )));
+    }
+    Ok(())
+}
+
+/// Ends the record of an upload that failed before its commit. True when
+/// the record was there: the object is then the caller's to delete (no
+/// commit can refer to it any more). False when a commit took it (the
+/// object is referenced: keep it) or another node reclaimed it.
+pub(crate) fn forget_upload(conn: &dyn Sql, extent: &str) -> Result<bool> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(true);
+    }
+    let n = conn.execute(
+        "DELETE FROM stowage_uploads WHERE extent = ?1",
+        &vals![&extent],
+    )?;
+    Ok(n == 1)
+}
+
+/// The condition "node `n` is dead" for a row aliased `x` with a `node`
+/// column: no heartbeat younger than `?1` milliseconds.
+const DEAD: &str = "NOT EXISTS (SELECT 1 FROM stowage_node_heartbeats h
+      WHERE h.node = x.node AND h.heartbeat > now() - ?1 * interval '1 millisecond')";
+
+/// Takes up to `limit` records of uploads whose node is dead (no heartbeat
+/// within `bound`) and returns their objects, for the caller to delete.
+/// Taking the record first makes a late commit of the dead node fail
+/// ([`finish_upload`]) rather than refer to a deleted object.
+pub(crate) fn take_dead_uploads(
+    conn: &dyn Sql,
+    bound: Duration,
+    limit: usize,
+) -> Result<Vec<String>> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(Vec::new());
+    }
+    conn.query_map(
+        &format!(
+            "DELETE FROM stowage_uploads WHERE extent IN (
+               SELECT extent FROM stowage_uploads x WHERE {DEAD} LIMIT ?2)
+             RETURNING extent"
+        ),
+        &vals![millis(bound), limit as i64],
+        |r| r.get(0),
+    )
+}
+
+/// Records that `node` runs the pending copy `copy_id` into row `blob_id`
+/// (in the transaction that makes the copy pending).
+pub(crate) fn own_copy(conn: &dyn Sql, copy_id: &str, blob_id: i64, node: u64) -> Result<()> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(());
+    }
+    conn.execute(
+        "INSERT INTO stowage_copy_owners (copy_id, blob_id, node) VALUES (?1, ?2, ?3)
+         ON CONFLICT (copy_id) DO NOTHING",
+        &vals![&copy_id, &blob_id, node as i64],
+    )?;
+    Ok(())
+}
+
+/// Forgets who runs copy `copy_id` (it ended, whichever way).
+pub(crate) fn disown_copy(conn: &dyn Sql, copy_id: &str) -> Result<()> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(());
+    }
+    conn.execute(
+        "DELETE FROM stowage_copy_owners WHERE copy_id = ?1",
+        &vals![&copy_id],
+    )?;
+    Ok(())
+}
+
+/// Ends as failed, with `description`, every copy still pending whose node
+/// is dead (no heartbeat within `bound`), and forgets their owners (also
+/// of those no longer pending: overwritten or aborted meanwhile). Returns
+/// how many copies it failed.
+pub(crate) fn fail_dead_copies(
+    conn: &dyn Sql,
+    bound: Duration,
+    description: &str,
+    now: std::time::SystemTime,
+) -> Result<usize> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(0);
+    }
+    let owners: Vec<(String, i64)> = conn.query_map(
+        &format!("DELETE FROM stowage_copy_owners x WHERE {DEAD} RETURNING copy_id, blob_id"),
+        &vals![millis(bound)],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let mut failed = 0;
+    for (copy_id, blob_id) in owners {
+        failed += conn.execute(
+            "UPDATE blobs SET copy_status = 'failed', copy_status_description = ?3,
+                    copy_completion_time = ?4
+              WHERE id = ?1 AND copy_id = ?2 AND copy_status = 'pending'",
+            &vals![&blob_id, &copy_id, &description, to_nanos(now)],
+        )?;
+    }
+    Ok(failed)
+}
+
+/// Removes the rows of dead nodes (no heartbeat within `bound`) that no
+/// upload or copy names any more. Returns how many.
+pub(crate) fn forget_dead_nodes(conn: &dyn Sql, bound: Duration) -> Result<usize> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(0);
+    }
+    conn.execute(
+        "DELETE FROM stowage_node_heartbeats x
+          WHERE heartbeat <= now() - ?1 * interval '1 millisecond'
+            AND NOT EXISTS (SELECT 1 FROM stowage_uploads u WHERE u.node = x.node)
+            AND NOT EXISTS (SELECT 1 FROM stowage_copy_owners c WHERE c.node = x.node)",
+        &vals![millis(bound)],
+    )
+}
+
+/// Whether a dead node (no heartbeat within `bound`) left anything: a row,
+/// an upload in flight, a pending copy. A read, so that the collector takes
+/// the write lock only when there is something to reclaim.
+pub(crate) fn any_dead_node(conn: &dyn Sql, bound: Duration) -> Result<bool> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(false);
+    }
+    conn.query_row(
+        &format!(
+            "SELECT EXISTS (SELECT 1 FROM stowage_node_heartbeats x
+                             WHERE heartbeat <= now() - ?1 * interval '1 millisecond')
+                 OR EXISTS (SELECT 1 FROM stowage_uploads x WHERE {DEAD})
+                 OR EXISTS (SELECT 1 FROM stowage_copy_owners x WHERE {DEAD})"
+        ),
+        &vals![millis(bound)],
+        |r| r.get(0),
+    )?
+    .ok_or_else(super::sql::no_rows)
+}
+
+/// Every object named by a record of an upload in flight, whichever node
+/// writes it (for `check`, which leaves them to the nodes).
+pub(crate) fn uploads_in_flight(conn: &dyn Sql) -> Result<Vec<String>> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(Vec::new());
+    }
+    conn.query_map("SELECT extent FROM stowage_uploads", &[], |r| r.get(0))
+}
