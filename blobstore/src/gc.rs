@@ -13,6 +13,11 @@
 //! grace period and the running pass (plus extents pinned by readers, and
 //! the disk reserve): the work of a pass is proportional to what became
 //! garbage, with no cap per pass.
+//!
+//! In a cluster each pass also reclaims what dead nodes left: the objects
+//! of their uploads in flight and their pending copies
+//! (`crate::liveness`). An upload in flight is never garbage: its object
+//! is recorded with its node, not in the garbage table.
 
 use std::time::{Duration, SystemTime};
 

@@ -87,11 +87,12 @@ impl Node {
             .await
     }
 
-    /// Writes heartbeats every `every` until `keep` says stop (the store
-    /// was dropped). A failed heartbeat is logged and tried at the next
-    /// turn.
+    /// Writes heartbeats every `every` for as long as the store `keep`
+    /// lives (holding nothing of it in between, so that a dropped store's
+    /// connections close). A failed heartbeat is logged and tried at the
+    /// next turn.
     fn spawn_heartbeats(
-        self,
+        number: u64,
         every: Duration,
         keep: std::sync::Weak<crate::store::Inner>,
     ) -> tokio::task::JoinHandle<()> {
@@ -100,12 +101,10 @@ impl Node {
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
-                if keep.strong_count() == 0 {
-                    break;
-                }
-                let number = self.number;
-                if let Err(e) = self
-                    .db
+                let Some(inner) = keep.upgrade() else { break };
+                let db = inner.db.clone();
+                drop(inner);
+                if let Err(e) = db
                     .autocommit(move |conn| meta::heartbeat(conn, number))
                     .await
                 {
@@ -121,10 +120,11 @@ impl Store {
     pub(crate) fn start_heartbeats(&self) {
         if let Some(node) = &self.inner.node {
             let every = self.inner.config.liveness.heartbeat_every;
-            drop(
-                node.clone()
-                    .spawn_heartbeats(every, Arc::downgrade(&self.inner)),
-            );
+            drop(Node::spawn_heartbeats(
+                node.number,
+                every,
+                Arc::downgrade(&self.inner),
+            ));
         }
     }
 
