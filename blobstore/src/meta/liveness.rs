@@ -228,3 +228,127 @@ pub(crate) fn uploads_in_flight(conn: &dyn Sql) -> Result<Vec<String>> {
     }
     conn.query_map("SELECT extent FROM stowage_uploads", &[], |r| r.get(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meta::pg::PgPool;
+    use crate::testing::TempPostgres;
+
+    const BOUND: Duration = Duration::from_secs(30);
+
+    fn set_back(pool: &PgPool, node: u64) {
+        pool.autocommit(|c| {
+            c.execute(
+                "UPDATE stowage_node_heartbeats SET heartbeat = now() - interval '1 hour'
+                  WHERE node = ?1",
+                &vals![node as i64],
+            )
+        })
+        .unwrap();
+    }
+
+    fn take(pool: &PgPool) -> Vec<String> {
+        pool.write(|tx| take_dead_uploads(tx, BOUND, 100)).unwrap()
+    }
+
+    /// Who is dead, and what a dead node's late commit finds: each row is
+    /// a case (node 1 beats, node 2 beat long ago, node 3 never did).
+    #[test]
+    fn the_uploads_of_dead_nodes_are_taken_and_their_late_commits_fail() {
+        let pg = TempPostgres::start().unwrap();
+        let pool = PgPool::open(&pg.new_database().unwrap(), 1).unwrap();
+        for node in [1, 2] {
+            pool.autocommit(|c| heartbeat(c, node)).unwrap();
+        }
+        for (extent, node) in [("a1", 1), ("b2", 2), ("c3", 3), ("d1", 1)] {
+            pool.autocommit(|c| record_upload(c, extent, node)).unwrap();
+        }
+        // Recording twice (a retry) is harmless.
+        pool.autocommit(|c| record_upload(c, "a1", 1)).unwrap();
+        assert_eq!(take(&pool), vec!["c3".to_owned()], "no heartbeat: dead");
+        set_back(&pool, 2);
+        assert!(pool.read(|c| any_dead_node(c, BOUND)).unwrap());
+        assert_eq!(take(&pool), vec!["b2".to_owned()]);
+        assert!(take(&pool).is_empty());
+
+        // The live node commits one upload and drops the other.
+        pool.write(|tx| finish_upload(tx, "a1")).unwrap();
+        assert!(pool.autocommit(|c| forget_upload(c, "d1")).unwrap());
+        // Node 2's commit, after its record was taken: refused.
+        let late = pool.write(|tx| finish_upload(tx, "b2"));
+        assert!(matches!(late, Err(Error::Unavailable(_))), "{late:?}");
+        assert!(!pool.autocommit(|c| forget_upload(c, "b2")).unwrap());
+        // Inline and empty extents have no record.
+        pool.write(|tx| finish_upload(tx, "i.0123")).unwrap();
+        pool.write(|tx| finish_upload(tx, "")).unwrap();
+
+        // Node 2 has nothing left: its row goes; node 1 stays.
+        assert_eq!(pool.write(|tx| forget_dead_nodes(tx, BOUND)).unwrap(), 1);
+        assert!(!pool.read(|c| any_dead_node(c, BOUND)).unwrap());
+        let left = pool
+            .read(|c| {
+                c.query_map("SELECT node FROM stowage_node_heartbeats", &[], |r| {
+                    r.get::<i64>(0)
+                })
+            })
+            .unwrap();
+        assert_eq!(left, vec![1]);
+    }
+
+    #[test]
+    fn a_dead_nodes_pending_copies_fail_and_a_live_nodes_stay_pending() {
+        let pg = TempPostgres::start().unwrap();
+        let pool = PgPool::open(&pg.new_database().unwrap(), 1).unwrap();
+        pool.autocommit(|c| {
+            c.execute(
+                "INSERT INTO containers (account, name, etag, last_modified, metadata,
+                        default_encryption_scope, deny_encryption_scope_override)
+                 VALUES ('a', 'c', 'e', 0, '', '', 0)",
+                &[],
+            )
+        })
+        .unwrap();
+        let row = |name: &str, copy: &str| {
+            pool.autocommit(|c| {
+                c.query_value::<i64>(
+                    "INSERT INTO blobs (container_id, name, is_base, snapshot, committed,
+                            blob_type, size, etag, last_modified, creation_time, metadata,
+                            copy_id, copy_status)
+                     SELECT id, ?1, 1, '', 1, 'BlockBlob', 0, 'e', 0, 0, '', ?2, 'pending'
+                       FROM containers RETURNING id",
+                    &vals![&name, &copy],
+                )
+            })
+            .unwrap()
+            .unwrap()
+        };
+        let (live, dead) = (row("live", "copy-live"), row("dead", "copy-dead"));
+        for node in [1, 2] {
+            pool.autocommit(|c| heartbeat(c, node)).unwrap();
+        }
+        pool.write(|tx| own_copy(tx, "copy-live", live, 1)).unwrap();
+        pool.write(|tx| own_copy(tx, "copy-dead", dead, 2)).unwrap();
+        let fail = || {
+            pool.write(|tx| fail_dead_copies(tx, BOUND, "gone", std::time::UNIX_EPOCH))
+                .unwrap()
+        };
+        assert_eq!(fail(), 0);
+        set_back(&pool, 2);
+        assert_eq!(fail(), 1);
+        assert_eq!(fail(), 0, "its owner is forgotten");
+        let states = pool
+            .read(|c| {
+                c.query_map(
+                    "SELECT name || ' ' || copy_status || ' ' || COALESCE(copy_status_description, '-')
+                       FROM blobs ORDER BY name",
+                    &[],
+                    |r| r.get::<String>(0),
+                )
+            })
+            .unwrap();
+        assert_eq!(states, vec!["dead failed gone", "live pending -"]);
+        pool.write(|tx| disown_copy(tx, "copy-live")).unwrap();
+        assert_eq!(pool.write(|tx| forget_dead_nodes(tx, BOUND)).unwrap(), 1);
+    }
+}
