@@ -313,3 +313,33 @@ async fn a_pending_copy_of_a_dead_node_is_failed_by_another() {
         "no owner is left"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_leaves_an_upload_in_flight_alone_whatever_its_age() {
+    let c = Cluster::start().await;
+    let (in_flight, orphan) = ("ab".repeat(16), "cd".repeat(16));
+    for id in [&in_flight, &orphan] {
+        let dir = c.objects().join("extents").join(&id[..2]);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(id), b"bytes nothing refers to").unwrap();
+    }
+    let node = c.nodes[0].node_number().unwrap();
+    c.sql(&format!(
+        "INSERT INTO stowage_uploads (extent, node) VALUES ('{in_flight}', {node})"
+    ));
+    let cluster = admin::cluster::Cluster {
+        metadata: c.url.clone(),
+        objects: ObjectsLocation::Shared(c.objects()),
+        location: None,
+    };
+    let out = tokio::task::block_in_place(|| {
+        admin::cluster::check(&cluster, true, Duration::ZERO, &admin::Quiet)
+    })
+    .unwrap();
+    assert_eq!(
+        out.young_unreferenced, 1,
+        "the upload in flight is left alone"
+    );
+    assert_eq!(out.report.orphans_removed, 1);
+    assert_eq!(files(&c.objects()), vec![in_flight]);
+}
