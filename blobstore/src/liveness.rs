@@ -54,10 +54,19 @@ pub(crate) struct Node {
 
 impl Node {
     /// Registers node `number` (its first heartbeat).
-    pub(crate) async fn register(db: Db, number: u64) -> Result<Node> {
-        db.autocommit(move |conn| meta::heartbeat(conn, number))
+    pub(crate) async fn register(db: Db, number: u64, bound: Duration) -> Result<Node> {
+        db.autocommit(move |conn| meta::heartbeat(conn, number, bound))
             .await?;
         Ok(Node { number, db })
+    }
+
+    /// Beats now. Returns whether this node may take others for dead (see
+    /// [`meta::heartbeat`]).
+    pub(crate) async fn beat(&self, bound: Duration) -> Result<bool> {
+        let number = self.number;
+        self.db
+            .autocommit(move |conn| meta::heartbeat(conn, number, bound))
+            .await
     }
 
     /// Records that this node is about to write object `extent`: one
@@ -94,6 +103,7 @@ impl Node {
     fn spawn_heartbeats(
         number: u64,
         every: Duration,
+        bound: Duration,
         keep: std::sync::Weak<crate::store::Inner>,
     ) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
@@ -105,7 +115,7 @@ impl Node {
                 let db = inner.db.clone();
                 drop(inner);
                 if let Err(e) = db
-                    .autocommit(move |conn| meta::heartbeat(conn, number))
+                    .autocommit(move |conn| meta::heartbeat(conn, number, bound))
                     .await
                 {
                     tracing::warn!(node = number, error = %e, "heartbeat failed");
@@ -123,6 +133,7 @@ impl Store {
             drop(Node::spawn_heartbeats(
                 node.number,
                 every,
+                self.inner.config.liveness.dead_after,
                 Arc::downgrade(&self.inner),
             ));
         }
@@ -146,10 +157,15 @@ impl Store {
     /// later pass (an object whose record was taken but whose delete failed
     /// is left to `check --repair`).
     pub(crate) async fn reclaim_dead_nodes(&self) -> Result<usize> {
-        if self.inner.node.is_none() {
+        let Some(node) = &self.inner.node else {
+            return Ok(0);
+        };
+        let bound = self.inner.config.liveness.dead_after;
+        // This node beats first: it never takes itself for dead, and it
+        // judges others only once it has been beating for the bound itself.
+        if !node.beat(bound).await? {
             return Ok(0);
         }
-        let bound = self.inner.config.liveness.dead_after;
         if !self
             .inner
             .db
@@ -194,10 +210,13 @@ impl Store {
     /// Ends as failed the pending copies whose node is dead (see
     /// [`ORPHANED_COPY`]). Returns how many.
     pub(crate) async fn fail_orphaned_copies(&self) -> Result<usize> {
-        if self.inner.node.is_none() {
+        let Some(node) = &self.inner.node else {
+            return Ok(0);
+        };
+        let bound = self.inner.config.liveness.dead_after;
+        if !node.beat(bound).await? {
             return Ok(0);
         }
-        let bound = self.inner.config.liveness.dead_after;
         let now = self.now();
         let n = self
             .inner

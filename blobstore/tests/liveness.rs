@@ -5,7 +5,8 @@
 //! database, as a node that stopped beating would leave it), the collector
 //! of the other node deletes the objects of its uploads in flight, leaves
 //! those of live nodes alone, and ends its pending copies as failed; a late
-//! commit of the dead node fails and leaves nothing behind.
+//! commit of the dead node fails and leaves nothing behind. A node that has
+//! not been alive for the bound itself takes no other for dead.
 
 mod support;
 
@@ -48,12 +49,16 @@ impl Cluster {
                 .with_liveness(quiet());
             nodes.push(Store::open(config, clock.clone()).await.unwrap());
         }
-        Cluster {
+        let c = Cluster {
             _pg: pg,
             url,
             dir,
             nodes: nodes.try_into().unwrap(),
-        }
+        };
+        // As if they had been beating for an hour: a node judges others
+        // only once it has been alive for the bound itself.
+        c.sql("UPDATE stowage_node_heartbeats SET alive_since = now() - interval '1 hour'");
+        c
     }
 
     fn objects(&self) -> PathBuf {
@@ -342,4 +347,29 @@ async fn check_leaves_an_upload_in_flight_alone_whatever_its_age() {
     );
     assert_eq!(out.report.orphans_removed, 1);
     assert_eq!(files(&c.objects()), vec![in_flight]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_alive_for_less_than_the_bound_takes_no_other_for_dead() {
+    let c = Cluster::start().await;
+    create_container(&c.nodes[0], "live").await;
+    let data = pattern(LEN);
+    let (tx, task) = stalled_put(&c.nodes[0], "b", &data, LEN / 2);
+    until("the upload's first parts", || {
+        files(&c.objects()).iter().any(|f| f.contains('#'))
+    })
+    .await;
+    c.kill(0);
+    // Node 1 as if it had just come back after a gap (a database restart):
+    // the others may not have been able to beat either.
+    let judge = c.nodes[1].node_number().unwrap();
+    c.sql(&format!(
+        "UPDATE stowage_node_heartbeats SET heartbeat = now() - interval '1 hour'
+          WHERE node = {judge}"
+    ));
+    assert_eq!(c.nodes[1].collect_garbage().await.unwrap(), 0);
+    assert_eq!(c.uploads().len(), 1);
+    finish(tx, &data, LEN / 2);
+    task.await.unwrap().unwrap();
+    assert_eq!(get(&c.nodes[1], "live", "b").await, data);
 }

@@ -926,6 +926,13 @@ mod liveness {
         let mut cluster = Cluster::start(2);
         let clients: Vec<Client> = cluster.nodes.iter().map(|n| n.client()).collect();
         let mut db = postgres::Client::connect(&cluster.metadata, postgres::NoTls).unwrap();
+        // As if the nodes had been beating for an hour: a node judges
+        // others only once it has been alive for the bound (30 s) itself.
+        db.execute(
+            "UPDATE stowage_node_heartbeats SET alive_since = now() - interval '1 hour'",
+            &[],
+        )
+        .unwrap();
         let objects = cluster.objects.clone();
         let container = unique("liveness");
         rt.block_on(clients[0].create_container(&container));

@@ -38,17 +38,26 @@ fn millis(bound: Duration) -> i64 {
 }
 
 /// Records that `node` is alive now (by the database's clock), adding its
-/// row if it has none.
-pub(crate) fn heartbeat(conn: &dyn Sql, node: u64) -> Result<()> {
+/// row if it has none. Returns whether it has been alive, without a gap
+/// longer than `bound`, for at least `bound`: only then may it take other
+/// nodes for dead. (After a gap, the database restarting or this node cut
+/// from it, the others may not have been able to beat either.)
+pub(crate) fn heartbeat(conn: &dyn Sql, node: u64, bound: Duration) -> Result<bool> {
     if conn.dialect() == Dialect::Sqlite {
-        return Ok(());
+        return Ok(false);
     }
-    conn.execute(
-        "INSERT INTO stowage_node_heartbeats (node) VALUES (?1)
-         ON CONFLICT (node) DO UPDATE SET heartbeat = now()",
-        &vals![node as i64],
-    )?;
-    Ok(())
+    Ok(conn
+        .query_value::<i64>(
+            "INSERT INTO stowage_node_heartbeats AS h (node) VALUES (?1)
+             ON CONFLICT (node) DO UPDATE SET
+                 alive_since = CASE WHEN h.heartbeat > now() - ?2 * interval '1 millisecond'
+                                    THEN h.alive_since ELSE now() END,
+                 heartbeat = now()
+             RETURNING CASE WHEN h.alive_since <= now() - ?2 * interval '1 millisecond'
+                            THEN 1 ELSE 0 END",
+            &vals![node as i64, millis(bound)],
+        )?
+        .is_some_and(|judge| judge == 1))
 }
 
 /// Records an upload in flight: `node` is about to write object `extent`.
@@ -252,6 +261,37 @@ mod tests {
         pool.write(|tx| take_dead_uploads(tx, BOUND, 100)).unwrap()
     }
 
+    /// A node may judge others once it has beaten for the bound without a
+    /// gap longer than the bound.
+    #[test]
+    fn a_node_judges_others_only_after_beating_for_the_bound() {
+        let pg = TempPostgres::start().unwrap();
+        let pool = PgPool::open(&pg.new_database().unwrap(), 1).unwrap();
+        let beat = || pool.autocommit(|c| heartbeat(c, 7, BOUND)).unwrap();
+        let set = |column: &str| {
+            pool.autocommit(|c| {
+                c.execute(
+                    &format!(
+                        "UPDATE stowage_node_heartbeats
+                            SET {column} = now() - interval '1 hour' WHERE node = 7"
+                    ),
+                    &[],
+                )
+            })
+            .unwrap();
+        };
+        assert!(!beat(), "new");
+        assert!(!beat(), "alive for less than the bound");
+        set("alive_since");
+        assert!(beat(), "alive for an hour");
+        assert!(beat());
+        set("heartbeat");
+        assert!(
+            !beat(),
+            "after a gap longer than the bound, alive again from now"
+        );
+    }
+
     /// Who is dead, and what a dead node's late commit finds: each row is
     /// a case (node 1 beats, node 2 beat long ago, node 3 never did).
     #[test]
@@ -259,7 +299,7 @@ mod tests {
         let pg = TempPostgres::start().unwrap();
         let pool = PgPool::open(&pg.new_database().unwrap(), 1).unwrap();
         for node in [1, 2] {
-            pool.autocommit(|c| heartbeat(c, node)).unwrap();
+            pool.autocommit(|c| heartbeat(c, node, BOUND)).unwrap();
         }
         for (extent, node) in [("a1", 1), ("b2", 2), ("c3", 3), ("d1", 1)] {
             pool.autocommit(|c| record_upload(c, extent, node)).unwrap();
@@ -325,7 +365,7 @@ mod tests {
         };
         let (live, dead) = (row("live", "copy-live"), row("dead", "copy-dead"));
         for node in [1, 2] {
-            pool.autocommit(|c| heartbeat(c, node)).unwrap();
+            pool.autocommit(|c| heartbeat(c, node, BOUND)).unwrap();
         }
         pool.write(|tx| own_copy(tx, "copy-live", live, 1)).unwrap();
         pool.write(|tx| own_copy(tx, "copy-dead", dead, 2)).unwrap();

@@ -69,7 +69,8 @@ fn current(sql: &dyn Sql) -> Result<i64> {
 const V4: &str = "CREATE SEQUENCE IF NOT EXISTS stowage_nodes";
 
 /// Version 7: the liveness of the nodes (`meta::liveness`): each node's
-/// heartbeat, written by the node and judged by the database's clock; the
+/// heartbeat, written by the node and judged by the database's clock, and
+/// since when it has beaten without a gap longer than the bound; the
 /// uploads in flight (an object written, not yet committed) with the node
 /// writing them; and the node running each pending copy from another host.
 /// SQLite has no counterpart: its store is the only node. The tables are
@@ -78,7 +79,7 @@ const V4: &str = "CREATE SEQUENCE IF NOT EXISTS stowage_nodes";
 const V7: &str = r#"
     CREATE TABLE IF NOT EXISTS stowage_node_heartbeats (
         node BIGINT PRIMARY KEY,
-        started TIMESTAMPTZ NOT NULL DEFAULT now(),
+        alive_since TIMESTAMPTZ NOT NULL DEFAULT now(),
         heartbeat TIMESTAMPTZ NOT NULL DEFAULT now()
     );
     CREATE TABLE IF NOT EXISTS stowage_uploads (

@@ -321,7 +321,10 @@ impl Store {
         {
             etags = etags.for_node(number);
             tracing::info!(node = number, "joined the cluster");
-            node = Some(crate::liveness::Node::register(db.clone(), number).await?);
+            node = Some(
+                crate::liveness::Node::register(db.clone(), number, config.liveness.dead_after)
+                    .await?,
+            );
         }
         let staging_root = match (&config.objects, &local_root) {
             (ObjectsLocation::Shared(dir), _) => Some(dir.clone()),
