@@ -223,7 +223,9 @@ impl Extents {
                 }
             }
         }
-        let _ = self.delete_partial(id).await;
+        // This node's own write is over (completed or aborted): it left no
+        // staging file.
+        let _ = self.delete(id).await;
     }
 
     /// Deletes object `id` and what an interrupted write of it left: in a
