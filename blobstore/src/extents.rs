@@ -61,6 +61,9 @@ pub(crate) struct WrittenExtent {
     pub crc64: u64,
     /// The bytes of an inline extent, for the committing transaction to store.
     pub inline: Option<Bytes>,
+    /// In cluster mode, while the object is this node's upload in flight
+    /// (until this is dropped, after the commit or the discard).
+    pub _upload: Option<crate::liveness::UploadGuard>,
 }
 
 impl WrittenExtent {
@@ -192,10 +195,10 @@ impl Extents {
 
     /// Records object `id` as an upload in flight of this node, before
     /// its first byte is written (cluster mode; nothing otherwise).
-    async fn record_upload(&self, id: &str) -> Result<()> {
+    async fn record_upload(&self, id: &str) -> Result<Option<crate::liveness::UploadGuard>> {
         match &self.node {
-            Some(node) => node.record_upload(id).await,
-            None => Ok(()),
+            Some(node) => node.record_upload(id).await.map(Some),
+            None => Ok(None),
         }
     }
 
@@ -370,6 +373,7 @@ impl Extents {
                 md5: md5.finalize().into(),
                 crc64: crc64.finish(),
                 inline: None,
+                _upload: None,
             });
         }
 
@@ -410,10 +414,11 @@ impl Extents {
                     md5,
                     crc64: crc64.finish(),
                     inline: Some(buf.freeze()),
+                    _upload: None,
                 });
             }
             let id = uuid.to_string();
-            self.record_upload(&id).await?;
+            let upload = self.record_upload(&id).await?;
             if let Err(e) = self
                 .timed(
                     ObjectCall::Put,
@@ -430,10 +435,11 @@ impl Extents {
                 md5,
                 crc64: crc64.finish(),
                 inline: None,
+                _upload: upload,
             });
         }
         let id = uuid.to_string();
-        self.record_upload(&id).await?;
+        let upload = self.record_upload(&id).await?;
         let out = self
             .write_parts(&id, body, declared, &mut len, &mut crc64)
             .await;
@@ -450,6 +456,7 @@ impl Extents {
             md5,
             crc64: crc64.finish(),
             inline: None,
+            _upload: upload,
         })
     }
 
@@ -569,7 +576,7 @@ impl Extents {
         let dest =
             local_file(root, &id).ok_or_else(|| Error::Io(std::io::Error::other("extent id")))?;
         let hash = known_md5.is_none();
-        self.record_upload(&id).await?;
+        let upload = self.record_upload(&id).await?;
         let out = self
             .timed(
                 ObjectCall::CompleteMultipart,
@@ -596,6 +603,7 @@ impl Extents {
             md5,
             crc64,
             inline: None,
+            _upload: upload,
         })
     }
 

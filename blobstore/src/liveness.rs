@@ -7,7 +7,8 @@
 //!
 //! On SQLite the store is the only node: nothing here runs.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::meta::{self, Db};
@@ -45,11 +46,30 @@ impl Default for LivenessConfig {
 }
 
 /// This node's part: its number and the database it beats into. Records
-/// each upload in flight before its object is written (`Extents`).
+/// each upload in flight before its object is written (`Extents`), and
+/// keeps in memory which of its records are uploads still running.
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     pub(crate) number: u64,
     db: Db,
+    writing: Arc<Mutex<HashSet<String>>>,
+}
+
+/// An upload of this node in flight, until dropped (after its commit, or
+/// after the object was discarded).
+#[derive(Debug)]
+pub(crate) struct UploadGuard {
+    writing: Arc<Mutex<HashSet<String>>>,
+    extent: String,
+}
+
+impl Drop for UploadGuard {
+    fn drop(&mut self) {
+        self.writing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&self.extent);
+    }
 }
 
 impl Node {
@@ -57,7 +77,11 @@ impl Node {
     pub(crate) async fn register(db: Db, number: u64, bound: Duration) -> Result<Node> {
         db.autocommit(move |conn| meta::heartbeat(conn, number, bound))
             .await?;
-        Ok(Node { number, db })
+        Ok(Node {
+            number,
+            db,
+            writing: Arc::default(),
+        })
     }
 
     /// Beats now. Returns whether this node may take others for dead (see
@@ -70,12 +94,40 @@ impl Node {
     }
 
     /// Records that this node is about to write object `extent`: one
-    /// statement that commits on its own, without the write lock.
-    pub(crate) async fn record_upload(&self, extent: &str) -> Result<()> {
+    /// statement that commits on its own, without the write lock. The
+    /// upload is this node's own in flight until the guard is dropped.
+    pub(crate) async fn record_upload(&self, extent: &str) -> Result<UploadGuard> {
+        self.writing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(extent.to_owned());
+        let guard = UploadGuard {
+            writing: Arc::clone(&self.writing),
+            extent: extent.to_owned(),
+        };
         let (extent, node) = (extent.to_owned(), self.number);
         self.db
             .autocommit(move |conn| meta::record_upload(conn, &extent, node))
-            .await
+            .await?;
+        Ok(guard)
+    }
+
+    /// Records of this node's uploads that no upload of it is running any
+    /// more (it failed and its record could not be ended then).
+    async fn leftovers(&self) -> Result<Vec<String>> {
+        let node = self.number;
+        let recorded = self
+            .db
+            .call(move |conn| meta::uploads_of(conn, node))
+            .await?;
+        let writing = self
+            .writing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(recorded
+            .into_iter()
+            .filter(|e| !writing.contains(e))
+            .collect())
     }
 
     /// Ends the record of an upload that will not be committed. True when
@@ -160,11 +212,12 @@ impl Store {
         let Some(node) = &self.inner.node else {
             return Ok(0);
         };
+        let mut deleted = self.reclaim_own_leftovers(node).await?;
         let bound = self.inner.config.liveness.dead_after;
         // This node beats first: it never takes itself for dead, and it
         // judges others only once it has been beating for the bound itself.
         if !node.beat(bound).await? {
-            return Ok(0);
+            return Ok(deleted);
         }
         if !self
             .inner
@@ -172,10 +225,9 @@ impl Store {
             .call(move |conn| meta::any_dead_node(conn, bound))
             .await?
         {
-            return Ok(0);
+            return Ok(deleted);
         }
         let now = self.now();
-        let mut deleted = 0;
         loop {
             let (doomed, copies) = self
                 .inner
@@ -202,6 +254,28 @@ impl Store {
             deleted += n;
             if n < BATCH {
                 break;
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Deletes the objects of this node's records that no upload of it is
+    /// running (a write that failed while the database could not be
+    /// reached, so that its record stayed). The record is taken first, in
+    /// a transaction: one that a commit took meanwhile is not there, and
+    /// its object stays.
+    async fn reclaim_own_leftovers(&self, node: &Node) -> Result<usize> {
+        let mut deleted = 0;
+        for extent in node.leftovers().await? {
+            let (number, taken) = (node.number, extent.clone());
+            let taken = self
+                .inner
+                .db
+                .write_reserved(move |tx| meta::take_upload(tx, &taken, number))
+                .await?;
+            if taken {
+                self.inner.extents.delete(&extent).await?;
+                deleted += 1;
             }
         }
         Ok(deleted)

@@ -373,3 +373,36 @@ async fn a_node_alive_for_less_than_the_bound_takes_no_other_for_dead() {
     task.await.unwrap().unwrap();
     assert_eq!(get(&c.nodes[1], "live", "b").await, data);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_nodes_record_that_no_upload_of_it_runs_is_reclaimed_by_itself() {
+    let c = Cluster::start().await;
+    create_container(&c.nodes[0], "live").await;
+    let data = pattern(LEN);
+    let (tx, task) = stalled_put(&c.nodes[0], "b", &data, LEN / 2);
+    until("the upload's first parts", || {
+        files(&c.objects()).iter().any(|f| f.contains('#'))
+    })
+    .await;
+    // A record of node 0 whose write is over (as one left when the
+    // database could not be reached to end it), with its object.
+    let left = "ef".repeat(16);
+    let dir = c.objects().join("extents").join(&left[..2]);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(&left), b"a failed write's bytes").unwrap();
+    let node = c.nodes[0].node_number().unwrap();
+    c.sql(&format!(
+        "INSERT INTO stowage_uploads (extent, node) VALUES ('{left}', {node})"
+    ));
+    // The other node leaves it: node 0 is alive.
+    assert_eq!(c.nodes[1].collect_garbage().await.unwrap(), 0);
+    assert_eq!(c.uploads().len(), 2);
+    // Node 0 takes it, and keeps the upload it is running.
+    assert_eq!(c.nodes[0].collect_garbage().await.unwrap(), 1);
+    assert_eq!(c.uploads().len(), 1);
+    assert!(!files(&c.objects()).contains(&left));
+    finish(tx, &data, LEN / 2);
+    task.await.unwrap().unwrap();
+    assert_eq!(get(&c.nodes[1], "live", "b").await, data);
+    assert!(c.uploads().is_empty());
+}

@@ -138,6 +138,30 @@ pub(crate) fn take_dead_uploads(
     )
 }
 
+/// The objects recorded as uploads in flight of `node`.
+pub(crate) fn uploads_of(conn: &dyn Sql, node: u64) -> Result<Vec<String>> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(Vec::new());
+    }
+    conn.query_map(
+        "SELECT extent FROM stowage_uploads WHERE node = ?1",
+        &vals![node as i64],
+        |r| r.get(0),
+    )
+}
+
+/// Takes the record of `node`'s upload of `extent`; true when it was there.
+pub(crate) fn take_upload(conn: &dyn Sql, extent: &str, node: u64) -> Result<bool> {
+    if conn.dialect() == Dialect::Sqlite {
+        return Ok(false);
+    }
+    let n = conn.execute(
+        "DELETE FROM stowage_uploads WHERE extent = ?1 AND node = ?2",
+        &vals![&extent, node as i64],
+    )?;
+    Ok(n == 1)
+}
+
 /// Records that `node` runs the pending copy `copy_id` into row `blob_id`
 /// (in the transaction that makes the copy pending).
 pub(crate) fn own_copy(conn: &dyn Sql, copy_id: &str, blob_id: i64, node: u64) -> Result<()> {
