@@ -61,11 +61,16 @@ pub(crate) struct WrittenExtent {
     pub crc64: u64,
     /// The bytes of an inline extent, for the committing transaction to store.
     pub inline: Option<Bytes>,
+    /// In cluster mode, while the object is this node's upload in flight
+    /// (until this is dropped, after the commit or the discard).
+    pub _upload: Option<crate::liveness::UploadGuard>,
 }
 
 impl WrittenExtent {
     /// Stores the bytes of an inline extent; called in the transaction that
-    /// first references it, so they are committed (or not) with it.
+    /// first references it, so they are committed (or not) with it. For an
+    /// object, ends its record of an upload in flight in that transaction
+    /// (cluster mode), which fails if another node reclaimed it.
     pub(crate) fn store_inline(
         id: Option<&str>,
         inline: Option<&Bytes>,
@@ -73,6 +78,7 @@ impl WrittenExtent {
     ) -> Result<()> {
         match (id, inline) {
             (Some(id), Some(data)) => crate::meta::put_inline(conn, id, data),
+            (Some(id), None) => crate::meta::finish_upload(conn, id),
             _ => Ok(()),
         }
     }
@@ -146,6 +152,13 @@ pub(crate) struct Extents {
     /// Bodies up to this size are written with one `put`, larger ones in
     /// parts of this size ([`PART_SIZE`], or [`S3_PART_SIZE`] for S3).
     part_size: usize,
+    /// In cluster mode, this node: each object is recorded as an upload in
+    /// flight before it is written (`crate::liveness`).
+    node: Option<crate::liveness::Node>,
+    /// The root of a store in a directory (its own or a shared one), where
+    /// an interrupted write leaves staging files (see
+    /// [`Extents::delete_partial`]).
+    staging_root: Option<std::path::PathBuf>,
 }
 
 impl Extents {
@@ -161,7 +174,96 @@ impl Extents {
             observer: None,
             direct: None,
             part_size: PART_SIZE,
+            node: None,
+            staging_root: None,
         }
+    }
+
+    /// Records every object as an upload in flight of `node` before it is
+    /// written (cluster mode).
+    pub(crate) fn with_node(mut self, node: Option<crate::liveness::Node>) -> Extents {
+        self.node = node;
+        self
+    }
+
+    /// Says where a store in a directory keeps its files, for
+    /// [`Extents::delete_partial`].
+    pub(crate) fn with_staging_root(mut self, root: Option<std::path::PathBuf>) -> Extents {
+        self.staging_root = root;
+        self
+    }
+
+    /// Records object `id` as an upload in flight of this node, before
+    /// its first byte is written (cluster mode; nothing otherwise).
+    async fn record_upload(&self, id: &str) -> Result<Option<crate::liveness::UploadGuard>> {
+        match &self.node {
+            Some(node) => node.record_upload(id).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Drops object `id`, written by this node but not committed (the
+    /// write failed or was refused). In cluster mode the record of the
+    /// upload is ended first, and the object deleted only if nothing refers
+    /// to it: a commit whose answer was lost may have taken the record (the
+    /// object is then referenced and stays); another node may have taken
+    /// it, this node having been taken for dead (the object, which this
+    /// node may have finished writing after that node deleted it, goes).
+    /// Best effort: what is left is reclaimed once this node is dead, or by
+    /// `check --repair`.
+    pub(crate) async fn discard(&self, id: &str) {
+        if is_inline(id) {
+            return;
+        }
+        if let Some(node) = &self.node {
+            match node.forget_upload(id).await {
+                Ok(true) => {}
+                Ok(false) if matches!(node.is_referenced(id).await, Ok(false)) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    tracing::warn!(extent = id, error = %e, "could not end an upload's record");
+                    return;
+                }
+            }
+        }
+        // This node's own write is over (completed or aborted): it left no
+        // staging file.
+        let _ = self.delete(id).await;
+    }
+
+    /// Deletes object `id` and what an interrupted write of it left: in a
+    /// directory, its staging files (`<id>#<n>`, which the object store's
+    /// listing hides); a multipart upload left open in an S3 bucket is the
+    /// bucket's lifecycle rules' to end.
+    pub(crate) async fn delete_partial(&self, id: &str) -> Result<()> {
+        self.delete(id).await?;
+        let Some(dir) = self
+            .staging_root
+            .as_ref()
+            .and_then(|root| local_file(root, id))
+            .and_then(|f| f.parent().map(std::path::Path::to_path_buf))
+        else {
+            return Ok(());
+        };
+        let staging = format!("{id}#");
+        tokio::task::spawn_blocking(move || -> Result<()> {
+            let Ok(files) = std::fs::read_dir(&dir) else {
+                return Ok(());
+            };
+            for file in files {
+                let file = file?;
+                if file.file_name().to_string_lossy().starts_with(&staging) {
+                    match std::fs::remove_file(file.path()) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                            return Err(e.into());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Ok(())
+        })
+        .await?
     }
 
     /// Lets [`Extents::write_copy`] write large copies straight into the
@@ -271,6 +373,7 @@ impl Extents {
                 md5: md5.finalize().into(),
                 crc64: crc64.finish(),
                 inline: None,
+                _upload: None,
             });
         }
 
@@ -311,35 +414,78 @@ impl Extents {
                     md5,
                     crc64: crc64.finish(),
                     inline: Some(buf.freeze()),
+                    _upload: None,
                 });
             }
             let id = uuid.to_string();
-            self.timed(
-                ObjectCall::Put,
-                self.store.put(&Self::path(&id), buf.freeze().into()),
-            )
-            .await?;
+            let upload = self.record_upload(&id).await?;
+            if let Err(e) = self
+                .timed(
+                    ObjectCall::Put,
+                    self.store.put(&Self::path(&id), buf.freeze().into()),
+                )
+                .await
+            {
+                self.discard(&id).await;
+                return Err(e.into());
+            }
             return Ok(WrittenExtent {
                 id: Some(id),
                 len,
                 md5,
                 crc64: crc64.finish(),
                 inline: None,
+                _upload: upload,
             });
         }
         let id = uuid.to_string();
+        let upload = self.record_upload(&id).await?;
+        let out = self
+            .write_parts(&id, body, declared, &mut len, &mut crc64)
+            .await;
+        let md5 = match out {
+            Ok(md5) => md5,
+            Err(e) => {
+                self.discard(&id).await;
+                return Err(e);
+            }
+        };
+        Ok(WrittenExtent {
+            id: Some(id),
+            len,
+            md5,
+            crc64: crc64.finish(),
+            inline: None,
+            _upload: upload,
+        })
+    }
+
+    /// Streams `body` into object `id` through a multipart upload; returns
+    /// the MD5 of the bytes (their length and CRC64 go to `len` and
+    /// `crc64`).
+    async fn write_parts<S>(
+        &self,
+        id: &str,
+        mut body: S,
+        declared: u64,
+        len: &mut u64,
+        crc64: &mut Crc64,
+    ) -> Result<[u8; 16]>
+    where
+        S: Stream<Item = std::io::Result<Bytes>> + Unpin,
+    {
         let md5 = {
-            let upload = self.store.put_multipart(&Self::path(&id)).await?;
+            let upload = self.store.put_multipart(&Self::path(id)).await?;
             let mut writer = WriteMultipart::new_with_chunk_size(upload, self.part_size);
             let mut hash = BodyMd5::new(declared);
             let outcome: Result<BodyMd5> = async {
                 while let Some(chunk) = body.next().await {
                     let chunk = chunk.map_err(Error::Body)?;
-                    len += chunk.len() as u64;
-                    if len > declared {
+                    *len += chunk.len() as u64;
+                    if *len > declared {
                         return Err(Error::BodyLengthMismatch {
                             declared,
-                            received: len,
+                            received: *len,
                         });
                     }
                     // CRC64 runs at memory speed: in place, not on the
@@ -351,10 +497,10 @@ impl Extents {
                     // chunks themselves, written one after the other.
                     writer.put(chunk);
                 }
-                if len != declared {
+                if *len != declared {
                     return Err(Error::BodyLengthMismatch {
                         declared,
-                        received: len,
+                        received: *len,
                     });
                 }
                 Ok(hash)
@@ -380,13 +526,7 @@ impl Extents {
                 }
             }
         };
-        Ok(WrittenExtent {
-            id: Some(id),
-            len,
-            md5,
-            crc64: crc64.finish(),
-            inline: None,
-        })
+        Ok(md5)
     }
 
     /// Streams `body` into a new extent with the writer `how` names.
@@ -436,13 +576,20 @@ impl Extents {
         let dest =
             local_file(root, &id).ok_or_else(|| Error::Io(std::io::Error::other("extent id")))?;
         let hash = known_md5.is_none();
+        let upload = self.record_upload(&id).await?;
         let out = self
             .timed(
                 ObjectCall::CompleteMultipart,
                 crate::file_writer::write_file(dest, body, declared, *fsync, hash),
             )
             .await;
-        let hashes = self.space.observe(out)?;
+        let hashes = match self.space.observe(out) {
+            Ok(hashes) => hashes,
+            Err(e) => {
+                self.discard(&id).await;
+                return Err(e);
+            }
+        };
         let (md5, crc64) = match (known_md5, hashes) {
             // Not kept for a copy that takes its source's MD5: such a
             // destination has no CRC64 of its own.
@@ -456,6 +603,7 @@ impl Extents {
             md5,
             crc64,
             inline: None,
+            _upload: upload,
         })
     }
 

@@ -13,6 +13,11 @@
 //! grace period and the running pass (plus extents pinned by readers, and
 //! the disk reserve): the work of a pass is proportional to what became
 //! garbage, with no cap per pass.
+//!
+//! In a cluster each pass also reclaims what dead nodes left: the objects
+//! of their uploads in flight and their pending copies
+//! (`crate::liveness`). An upload in flight is never garbage: its object
+//! is recorded with its node, not in the garbage table.
 
 use std::time::{Duration, SystemTime};
 
@@ -49,6 +54,9 @@ impl Store {
         let block_cutoff = now
             .checked_sub(crate::store::UNCOMMITTED_BLOCK_LIFETIME)
             .unwrap_or(std::time::UNIX_EPOCH);
+        // The uploads and copies of nodes of a cluster that died
+        // (`crate::liveness`).
+        let reclaimed = self.reclaim_dead_nodes().await?;
         // Soft-deleted containers past their retention, and blobs past
         // their expiry time, go with everything they hold; their extents
         // become garbage like those of any delete.
@@ -77,7 +85,7 @@ impl Store {
         // are purged; what only they referenced becomes garbage now.
         while self.purge_expired(BATCH).await? == BATCH {}
         let mut cursor = GarbageCursor::start();
-        let mut deleted = 0;
+        let mut deleted = reclaimed;
         loop {
             let (doomed, seen, next) = self.forget_due_garbage(cutoff, cursor).await?;
             cursor = next;

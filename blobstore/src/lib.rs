@@ -36,6 +36,7 @@ mod file_writer;
 mod gc;
 mod hashing;
 mod listing;
+mod liveness;
 mod meta;
 mod metadata;
 mod model;
@@ -63,6 +64,7 @@ pub use listing::{
     BlobListItem, ListBlobsInput, ListBlobsOutput, ListContainersInput, ListContainersOutput,
     ListingMarker,
 };
+pub use liveness::{DEAD_AFTER, HEARTBEAT_EVERY, LivenessConfig, ORPHANED_COPY};
 pub use meta::versions::DeleteRetention;
 pub use meta::{AccountUsage, StoreUsage};
 pub use metadata::{Metadata, MetadataError};

@@ -810,3 +810,217 @@ mod kill_during_writes {
         println!("{} blobs checked through 3 nodes", book.len());
     }
 }
+
+/// Garbage across nodes (docs/cluster.md#garbage-across-nodes): a node
+/// killed with SIGKILL in the middle of a large upload and of a copy from
+/// another host, then taken for dead (its heartbeat set back in the
+/// database, as one that stopped beating long ago: the test does not wait
+/// for the bound to pass), has its partial object deleted and its copy
+/// failed by the collector of another node, which leaves alone the upload
+/// it is itself receiving at that moment; that upload then commits and
+/// reads back whole.
+mod liveness {
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use bytes::Bytes;
+    use futures::channel::mpsc;
+    use stowage_tests::procs::Cluster;
+    use stowage_tests::{Client, Response, unique};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const LEN: usize = 4 * 1024 * 1024;
+
+    type Sender = mpsc::UnboundedSender<Result<Bytes, std::io::Error>>;
+
+    /// Starts a Put Blob of `data` whose body stops after `sent` bytes;
+    /// the sender sends the rest.
+    fn stalled_put(
+        rt: &tokio::runtime::Runtime,
+        client: &Client,
+        path: &str,
+        data: &[u8],
+        sent: usize,
+    ) -> (Sender, tokio::task::JoinHandle<Option<Response>>) {
+        let (tx, rx) = mpsc::unbounded();
+        tx.unbounded_send(Ok(Bytes::copy_from_slice(&data[..sent])))
+            .unwrap();
+        let request = client
+            .put(path)
+            .header("x-ms-blob-type", "BlockBlob")
+            .body_stream(reqwest::Body::wrap_stream(rx), data.len() as u64)
+            .timeout(Duration::from_secs(120));
+        (tx, rt.spawn(async move { request.try_send().await.ok() }))
+    }
+
+    /// A source on loopback that declares 1 MiB, sends 1 KiB and then
+    /// holds the connection open: a copy from it stays pending.
+    async fn stalled_source() -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match socket.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let head = "HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n";
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(&[7u8; 1024]).await;
+                    let _ = socket.read(&mut buf).await;
+                });
+            }
+        });
+        format!("http://{addr}/slow")
+    }
+
+    /// Every file under the shared directory's extents, staging files
+    /// (`<id>#<n>`) included.
+    fn files(objects: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for sub in std::fs::read_dir(objects.join("extents"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            for f in std::fs::read_dir(sub.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                out.push(f.file_name().to_string_lossy().into_owned());
+            }
+        }
+        out
+    }
+
+    /// The uploads in flight: (object, node).
+    fn uploads(db: &mut postgres::Client) -> Vec<(String, i64)> {
+        db.query(
+            "SELECT extent, node FROM stowage_uploads ORDER BY since",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+    }
+
+    /// Waits (at most 90 s: the collector runs every 10 s) until `ready`.
+    fn until(what: &str, mut ready: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while !ready() {
+            assert!(Instant::now() < deadline, "waited for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn a_killed_nodes_partial_upload_and_pending_copy_are_reclaimed_by_another_node() {
+        let rt = super::runtime();
+        let mut cluster = Cluster::start(2);
+        let clients: Vec<Client> = cluster.nodes.iter().map(|n| n.client()).collect();
+        let mut db = postgres::Client::connect(&cluster.metadata, postgres::NoTls).unwrap();
+        // As if the nodes had been beating for an hour: a node judges
+        // others only once it has been alive for the bound (30 s) itself.
+        db.execute(
+            "UPDATE stowage_node_heartbeats SET alive_since = now() - interval '1 hour'",
+            &[],
+        )
+        .unwrap();
+        let objects = cluster.objects.clone();
+        let container = unique("liveness");
+        rt.block_on(clients[0].create_container(&container));
+
+        // Node 0: a large upload stalled half-way, its first parts written.
+        let doomed: Vec<u8> = (0..LEN).map(|i| (i % 251) as u8).collect();
+        let (_doomed_tx, doomed_put) = stalled_put(
+            &rt,
+            &clients[0],
+            &format!("/{container}/doomed"),
+            &doomed,
+            LEN / 2,
+        );
+        until("node 0's upload in the object store", || {
+            uploads(&mut db).len() == 1 && files(&objects).iter().any(|f| f.contains('#'))
+        });
+        let (doomed_object, dead) = uploads(&mut db)[0].clone();
+        // ... and a copy from another host, pending.
+        let source = rt.block_on(stalled_source());
+        let copy = rt.block_on(
+            clients[0]
+                .put(&format!("/{container}/copy"))
+                .header("x-ms-copy-source", &source)
+                .send(),
+        );
+        assert_eq!(copy.status, 202, "{}", copy.text());
+        until("node 0's copy writing", || uploads(&mut db).len() == 2);
+
+        // Node 1: an upload in flight at the same time.
+        let kept: Vec<u8> = (0..LEN).map(|i| (i % 241) as u8).collect();
+        let (kept_tx, kept_put) = stalled_put(
+            &rt,
+            &clients[1],
+            &format!("/{container}/kept"),
+            &kept,
+            LEN / 2,
+        );
+        until("node 1's upload in the object store", || {
+            uploads(&mut db).len() == 3
+                && files(&objects).iter().filter(|f| f.contains('#')).count() >= 2
+        });
+        let (kept_object, live) = uploads(&mut db)[2].clone();
+        assert_ne!(live, dead);
+
+        cluster.nodes[0].kill();
+        db.execute(
+            "UPDATE stowage_node_heartbeats SET heartbeat = now() - interval '1 hour'
+              WHERE node = $1",
+            &[&dead],
+        )
+        .unwrap();
+        until("node 1's collector to reclaim node 0's uploads", || {
+            uploads(&mut db).iter().all(|(_, n)| *n == live)
+                && !files(&objects)
+                    .iter()
+                    .any(|f| f.starts_with(&doomed_object))
+        });
+        assert_eq!(uploads(&mut db), vec![(kept_object.clone(), live)]);
+        assert!(
+            files(&objects)
+                .iter()
+                .any(|f| f.starts_with(&format!("{kept_object}#"))),
+            "node 1's upload in flight was left alone"
+        );
+        rt.block_on(async {
+            let p = clients[1].head(&format!("/{container}/copy")).send().await;
+            assert_eq!(p.header("x-ms-copy-status").as_deref(), Some("failed"));
+            let why = p.header("x-ms-copy-status-description").unwrap_or_default();
+            assert!(why.contains("node running it stopped"), "{why}");
+            let d = clients[1]
+                .head(&format!("/{container}/doomed"))
+                .send()
+                .await;
+            assert_eq!(d.status, 404);
+        });
+        assert!(rt.block_on(doomed_put).unwrap().is_none(), "node 0 died");
+
+        // Node 1's upload goes on, commits and reads back whole.
+        kept_tx
+            .unbounded_send(Ok(Bytes::copy_from_slice(&kept[LEN / 2..])))
+            .unwrap();
+        drop(kept_tx);
+        let put = rt.block_on(kept_put).unwrap().expect("an answer");
+        assert_eq!(put.status, 201, "{}", put.text());
+        let got = rt.block_on(clients[1].get(&format!("/{container}/kept")).send());
+        assert_eq!(got.status, 200);
+        assert!(got.body[..] == kept[..], "the blob reads back whole");
+        assert!(uploads(&mut db).is_empty());
+        assert_eq!(files(&objects), vec![kept_object]);
+    }
+}

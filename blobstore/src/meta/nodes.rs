@@ -1,6 +1,7 @@
 //! The number of a node of a cluster: drawn once at start-up from a
 //! sequence of the shared database, so that no two nodes of one cluster
-//! share it (it goes into the low bits of the node's ETags).
+//! share it (it goes into the low bits of the node's ETags, and names the
+//! node's heartbeat and its uploads in flight: `meta::liveness`).
 
 use super::sql::{Dialect, Sql};
 use crate::Result;

@@ -26,6 +26,8 @@ use tokio_postgres::{Client, Config, NoTls, Statement};
 use super::sql::{Dialect, Sql, SqlRow, Value, ValueRef, dollar_placeholders};
 use crate::{Error, Result};
 
+mod autocommit;
+
 /// What opens a write transaction: sent in the same round trip as the
 /// transaction's first statement. The advisory lock every write
 /// transaction takes is "stowage!" in ASCII, as a big-endian integer.

@@ -11,7 +11,7 @@ use super::sql::{Sql, vals};
 use crate::{Error, Result};
 
 /// The newest schema this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 4;
+pub(crate) const SCHEMA_VERSION: i64 = 7;
 
 /// A key of `pg_advisory_lock` that no other user of the database is
 /// likely to take: "stowage" in ASCII.
@@ -42,6 +42,11 @@ fn migrate_locked(conn: &mut PgConnection) -> Result<()> {
         if version < 4 {
             sql.execute(V4, &[])?;
         }
+        if version < 7 {
+            for statement in V7.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                sql.execute(statement, &[])?;
+            }
+        }
         sql.execute("DELETE FROM stowage_schema", &[])?;
         sql.execute(
             "INSERT INTO stowage_schema (version) VALUES (?1)",
@@ -62,6 +67,34 @@ fn current(sql: &dyn Sql) -> Result<i64> {
 /// (the low bits of its ETags, `crate::etag`). SQLite has no counterpart:
 /// its store is the only node.
 const V4: &str = "CREATE SEQUENCE IF NOT EXISTS stowage_nodes";
+
+/// Version 7: the liveness of the nodes (`meta::liveness`): each node's
+/// heartbeat, written by the node and judged by the database's clock, and
+/// since when it has beaten without a gap longer than the bound; the
+/// uploads in flight (an object written, not yet committed) with the node
+/// writing them; and the node running each pending copy from another host.
+/// SQLite has no counterpart: its store is the only node. The tables are
+/// the nodes' bookkeeping, not metadata: a backup does not copy them, and a
+/// restore does not count them.
+const V7: &str = r#"
+    CREATE TABLE IF NOT EXISTS stowage_node_heartbeats (
+        node BIGINT PRIMARY KEY,
+        alive_since TIMESTAMPTZ NOT NULL DEFAULT now(),
+        heartbeat TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE TABLE IF NOT EXISTS stowage_uploads (
+        extent TEXT COLLATE "C" PRIMARY KEY,
+        node BIGINT NOT NULL,
+        since TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE INDEX IF NOT EXISTS stowage_uploads_by_node ON stowage_uploads(node);
+    CREATE TABLE IF NOT EXISTS stowage_copy_owners (
+        copy_id TEXT COLLATE "C" PRIMARY KEY,
+        blob_id BIGINT NOT NULL,
+        node BIGINT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS stowage_copy_owners_by_node ON stowage_copy_owners(node);
+"#;
 
 /// Version 1: SQLite's version 13.
 const V1: &str = r#"

@@ -22,7 +22,7 @@ pub(crate) fn tables(conn: &dyn Sql) -> Result<Vec<String>> {
           ORDER BY name",
         "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
           WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
-            AND table_name <> 'stowage_schema'
+            AND table_name NOT LIKE 'stowage\\_%'
           ORDER BY 1",
     );
     conn.query_map(sql, &[], |r| r.get(0))

@@ -266,7 +266,7 @@ impl Store {
         if result.is_err()
             && let Some(id) = &written.id
         {
-            let _ = self.inner.extents.delete(id).await;
+            self.inner.extents.discard(id).await;
         }
         result
     }

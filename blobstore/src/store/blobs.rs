@@ -282,7 +282,7 @@ impl Store {
             && let Some(id) = &written.id
         {
             // Not referenced by anything: drop it now (or the sweep will).
-            let _ = self.inner.extents.delete(id).await;
+            self.inner.extents.discard(id).await;
         }
         result
     }

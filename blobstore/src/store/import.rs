@@ -171,7 +171,7 @@ impl Store {
         if outcome.is_err() {
             for w in &written {
                 if let Some(id) = &w.id {
-                    let _ = self.inner.extents.delete(id).await;
+                    self.inner.extents.discard(id).await;
                 }
             }
         }
@@ -233,6 +233,11 @@ impl Store {
             .iter()
             .filter_map(|w| Some((w.id.clone()?, w.inline.clone()?)))
             .collect();
+        let objects: Vec<String> = written
+            .iter()
+            .filter(|w| w.inline.is_none())
+            .filter_map(|w| w.id.clone())
+            .collect();
         let (account, container, tags) = (input.account, input.container, input.tags);
         let now = self.now();
         self.inner
@@ -248,6 +253,9 @@ impl Store {
                 }
                 for (id, data) in &inline {
                     meta::put_inline(tx, id, data)?;
+                }
+                for id in &objects {
+                    meta::finish_upload(tx, id)?;
                 }
                 let blob_id = meta::insert_blob(tx, cid, &new)?;
                 meta::set_tags(tx, blob_id, &tags)?;

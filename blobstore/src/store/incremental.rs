@@ -307,7 +307,7 @@ impl Store {
         if result.is_err()
             && let Some(id) = &written_id
         {
-            let _ = self.inner.extents.delete(id).await;
+            self.inner.extents.discard(id).await;
         }
         result
     }

@@ -114,6 +114,9 @@ pub struct StoreConfig {
     /// connection string. `None` keeps the metadata in SQLite, in the data
     /// directory (or in memory).
     pub metadata: Option<String>,
+    /// Heartbeats and the bound past which a node is dead (cluster mode;
+    /// docs/cluster.md, "Garbage across nodes").
+    pub liveness: crate::LivenessConfig,
 }
 
 /// The default [`StoreConfig::rehydrate_delay`].
@@ -137,6 +140,7 @@ impl StoreConfig {
             objects: ObjectsLocation::DataDir,
             fault_conditions_outside_transaction: false,
             metadata: None,
+            liveness: crate::LivenessConfig::default(),
         }
     }
 
@@ -153,6 +157,7 @@ impl StoreConfig {
             objects: ObjectsLocation::DataDir,
             fault_conditions_outside_transaction: false,
             metadata: None,
+            liveness: crate::LivenessConfig::default(),
         }
     }
 
@@ -199,6 +204,13 @@ impl StoreConfig {
         self
     }
 
+    /// Sets how often a node of a cluster writes its heartbeat and how old
+    /// a heartbeat may be before its node is taken for dead.
+    pub fn with_liveness(mut self, liveness: crate::LivenessConfig) -> StoreConfig {
+        self.liveness = liveness;
+        self
+    }
+
     /// Sets the size of the disk reserve.
     pub fn with_disk_reserve(mut self, bytes: u64) -> StoreConfig {
         self.disk_reserve = bytes;
@@ -220,6 +232,8 @@ pub(crate) struct Inner {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) etags: EtagGenerator,
     pub(crate) pins: Arc<Pins>,
+    /// This node of a cluster (`None` on SQLite).
+    pub(crate) node: Option<crate::liveness::Node>,
     pub(crate) space: Arc<Space>,
     pub(crate) config: StoreConfig,
     pub(crate) service_cache: service_cache::ServiceCache,
@@ -301,11 +315,22 @@ impl Store {
         let db = db.with_observer(config.observer.clone());
         let highest = db.call(meta::highest_etag).await?;
         let mut etags = EtagGenerator::new(highest.as_deref());
+        let mut node = None;
         if db.is_shared()
-            && let Some(node) = db.write(meta::draw_node_number).await?
+            && let Some(number) = db.write(meta::draw_node_number).await?
         {
-            etags = etags.for_node(node);
+            etags = etags.for_node(number);
+            tracing::info!(node = number, "joined the cluster");
+            node = Some(
+                crate::liveness::Node::register(db.clone(), number, config.liveness.dead_after)
+                    .await?,
+            );
         }
+        let staging_root = match (&config.objects, &local_root) {
+            (ObjectsLocation::Shared(dir), _) => Some(dir.clone()),
+            (ObjectsLocation::DataDir, Some(root)) => Some(root.clone()),
+            _ => None,
+        };
         let store = Store {
             inner: Arc::new(Inner {
                 db,
@@ -315,7 +340,9 @@ impl Store {
                             ObjectsLocation::S3 { .. } => crate::extents::S3_PART_SIZE,
                             _ => crate::extents::PART_SIZE,
                         })
-                        .with_observer(config.observer.clone());
+                        .with_observer(config.observer.clone())
+                        .with_node(node.clone())
+                        .with_staging_root(staging_root);
                     match direct {
                         Some((root, fsync)) => extents.with_direct_files(root, fsync),
                         None => extents,
@@ -324,6 +351,7 @@ impl Store {
                 clock,
                 etags,
                 pins: Arc::new(Pins::default()),
+                node,
                 space,
                 config,
                 service_cache: service_cache::ServiceCache::default(),
@@ -331,6 +359,7 @@ impl Store {
         };
         store.sweep_orphans().await?;
         store.fail_interrupted_copies().await?;
+        store.start_heartbeats();
         Ok(store)
     }
 

@@ -390,7 +390,7 @@ impl Store {
         if result.is_err()
             && let Some(id) = written.as_ref().and_then(|w| w.id.as_ref())
         {
-            let _ = self.inner.extents.delete(id).await;
+            self.inner.extents.discard(id).await;
         }
         result
     }

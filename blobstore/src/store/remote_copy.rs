@@ -11,7 +11,9 @@
 //! [`Store::complete_remote_copy`] or [`Store::fail_remote_copy`] ends it.
 //! A copy that was aborted or overwritten meanwhile is left as it is: the
 //! extent is dropped. A restart ends every pending copy as failed (the
-//! fetch is gone), so no copy stays pending for ever.
+//! fetch is gone), so no copy stays pending for ever; in a cluster, the
+//! copies of a node that died are ended so by another node
+//! (`crate::liveness`).
 
 use crate::meta::sql::Sql;
 use bytes::Bytes;
@@ -200,6 +202,10 @@ impl Store {
                     new_blob(&input, dest.as_ref(), lease, version.clone(), content, copy);
                 let keeping = store.keeping(tx, &input.account)?;
                 let blob_id = write_row(tx, cid, dest, &mut new, &input.tags, keeping, now)?;
+                if let Some(node) = &store.inner.node {
+                    // Who runs it: if this node dies, another ends it.
+                    meta::own_copy(tx, &copy_id, blob_id, node.number)?;
+                }
                 if let CopiedType::Page { sequence_number } = input.kind {
                     let page = PageRow {
                         sequence_number,
@@ -264,7 +270,13 @@ impl Store {
         let progress = copy_progress(copied, job.size);
         self.inner
             .db
-            .write(move |tx| meta::record_copy_progress(tx, id, &copy_id, &progress))
+            .write(move |tx| {
+                let pending = meta::record_copy_progress(tx, id, &copy_id, &progress)?;
+                if !pending {
+                    meta::disown_copy(tx, &copy_id)?;
+                }
+                Ok(pending)
+            })
             .await
     }
 
@@ -296,6 +308,7 @@ impl Store {
             .inner
             .db
             .write(move |tx| {
+                meta::disown_copy(tx, &copy_id)?;
                 let Some(row) = meta::get_blob_by_id(tx, id)? else {
                     return Ok(false);
                 };
@@ -378,7 +391,7 @@ impl Store {
             && let Some(id) = &written.id
         {
             // Not referenced by anything: drop it now (or the sweep will).
-            let _ = self.inner.extents.delete(id).await;
+            self.inner.extents.discard(id).await;
         }
         done
     }
@@ -394,6 +407,7 @@ impl Store {
         self.inner
             .db
             .write(move |tx| {
+                meta::disown_copy(tx, &copy_id)?;
                 let pending = meta::get_blob_by_id(tx, id)?
                     .and_then(|r| r.copy)
                     .is_some_and(|c| c.id == copy_id && c.status == CopyStatus::Pending);
@@ -470,7 +484,7 @@ impl Store {
         if result.is_err()
             && let Some(id) = &written.id
         {
-            let _ = self.inner.extents.delete(id).await;
+            self.inner.extents.discard(id).await;
         }
         result
     }
@@ -482,9 +496,10 @@ impl Store {
     /// stay pending (with a warning) until a start that has room.
     pub(crate) async fn fail_interrupted_copies(&self) -> Result<usize> {
         // In cluster mode a pending copy may be another node's, running:
-        // a node starting must not end it (docs/cluster.md).
+        // a node starting ends only those of dead nodes (docs/cluster.md,
+        // "Garbage across nodes").
         if self.inner.db.is_shared() {
-            return Ok(0);
+            return self.fail_orphaned_copies().await;
         }
         let now = self.now();
         if !self.inner.db.call(meta::any_pending_copy).await? {

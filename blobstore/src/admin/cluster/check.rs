@@ -52,6 +52,14 @@ pub fn check(
     progress.end();
     progress.begin("listing the object store", 0);
     let listed = open.list()?;
+    // Read after the listing: an object listed there whose record is gone
+    // by now was committed (the second snapshot below refers to it) or
+    // reclaimed by a node's collector.
+    let in_flight: HashSet<String> = open
+        .pg
+        .read(|conn| crate::meta::uploads_in_flight(conn))?
+        .into_iter()
+        .collect();
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
@@ -183,6 +191,15 @@ pub fn check(
         .iter()
         .filter(|(id, _)| !wanted.contains_key(id.as_str()) && !garbage.contains(*id))
         .collect();
+    // Uploads in flight are the nodes' business, however old: the
+    // collector of a live node reclaims those of a dead one.
+    candidates.retain(|(id, _)| {
+        let writing = in_flight.contains(id.as_str());
+        if writing {
+            out.young_unreferenced += 1;
+        }
+        !writing
+    });
     candidates.sort_by(|a, b| a.0.cmp(b.0));
     let now = if candidates.is_empty() {
         HashSet::new()
