@@ -192,11 +192,11 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
     assert_eq!(
         costs,
         vec![
-            ("put-4k", cost(6, 8)),
+            ("put-4k", cost(2, 7)),
             ("get-4k", cost(2, 4)),
             ("head", cost(1, 3)),
-            ("put-block", cost(9, 11)),
-            ("put-block-list", cost(18, 20)),
+            ("put-block", cost(8, 11)),
+            ("put-block-list", cost(10, 20)),
             ("lease-acquire", cost(3, 5)),
             ("lease-release", cost(3, 5)),
         ]

@@ -24,7 +24,7 @@ pub(crate) fn collect_unreferenced(
             )?
             .unwrap_or(true);
         if !used {
-            conn.execute(
+            conn.execute_deferred(
                 "INSERT INTO garbage (extent, since) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
                 &vals![&extent, to_nanos(now)],
             )?;

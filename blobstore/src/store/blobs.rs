@@ -323,14 +323,17 @@ impl Store {
         self.inner
             .db
             .write_again(move |tx| {
-                // The container and the current row in one statement on
-                // PostgreSQL (docs/cluster.md, "Round trips").
-                let (container_id, current) = meta::container_and_blob(
+                // The container, the current row and the account's soft
+                // delete policy in one statement on PostgreSQL, and the
+                // writes below sent without waiting, with the COMMIT: two
+                // round trips (docs/cluster.md, "Round trips").
+                let target = meta::put_target(
                     tx,
                     &input.account,
                     input.container.as_str(),
                     input.blob.as_str(),
                 )?;
+                let (container_id, current) = (target.container_id, target.current);
                 let current = super::expiry::purge_read_if_expired(
                     tx,
                     container_id,
@@ -374,14 +377,18 @@ impl Store {
                     extents: extents.clone(),
                     version_id: None,
                 };
-                let keeping = store.keeping(tx, &input.account)?;
-                let id = super::versions::write_base(
+                let keeping = super::versions::Keeping {
+                    versioning: store.inner.config.versioning.enabled(&input.account),
+                    retention: target.retention,
+                };
+                let id = super::versions::write_base_as(
                     tx,
                     container_id,
                     existing.as_ref(),
                     &mut new,
                     keeping,
                     now,
+                    target.reserved_id,
                 )?;
                 if existing.is_some() || !input.tags.is_empty() {
                     meta::set_tags(tx, id, &input.tags)?;
