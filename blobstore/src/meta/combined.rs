@@ -9,33 +9,40 @@ use bytes::Bytes;
 use super::blobs::{BLOB_COLUMNS, BlobRow, ExtentRef, read_blob_row};
 use super::sql::{Dialect, Sql, vals};
 use crate::Result;
-use crate::meta::DeleteRetention;
+use crate::meta::{DeleteRetention, ServiceVersion};
+
+/// A blob's row and its tag count.
+pub(crate) type BlobAndTags = (BlobRow, u64);
 
 /// The container `account`/`container` and its blob `name` (the base blob,
 /// or `snapshot`), with the blob's tag count; `ContainerNotFound` when the
-/// container does not exist, `None` when the blob does not.
+/// container does not exist, `None` when the blob does not. On PostgreSQL
+/// also the version of the account's service properties in the same
+/// snapshot (the server's CORS answer depends on them), `None` on SQLite.
 pub(crate) fn blob_by_name(
     conn: &dyn Sql,
     account: &str,
     container: &str,
     name: &str,
     snapshot: Option<&str>,
-) -> Result<Option<(BlobRow, u64)>> {
+) -> Result<(Option<BlobAndTags>, Option<ServiceVersion>)> {
     if conn.dialect() == Dialect::Sqlite {
         let container_id = super::container_id(conn, account, container)?;
-        return match super::get_blob(conn, container_id, name, snapshot)? {
+        let found = match super::get_blob(conn, container_id, name, snapshot)? {
             Some(row) => {
                 let tags = super::tag_count(conn, row.id)?;
-                Ok(Some((row, tags)))
+                Some((row, tags))
             }
-            None => Ok(None),
+            None => None,
         };
+        return Ok((found, None));
     }
     let columns = BLOB_COLUMNS.matches(',').count() + 1;
     conn.query_row(
         &format!(
             "SELECT {BLOB_COLUMNS}, c.cid,
-                (SELECT COUNT(*) FROM blob_tags WHERE blob_tags.blob_id = blobs.id)
+                (SELECT COUNT(*) FROM blob_tags WHERE blob_tags.blob_id = blobs.id),
+                (SELECT version FROM service_properties WHERE account = ?1)
              FROM (SELECT id AS cid FROM containers WHERE account = ?1 AND name = ?2) AS c
              LEFT JOIN blobs ON blobs.container_id = c.cid AND blobs.name = ?3
                 AND blobs.is_base = ?4 AND blobs.snapshot = ?5"
@@ -49,9 +56,12 @@ pub(crate) fn blob_by_name(
         ],
         // The container's id (column `columns`) is there whenever the
         // container is; the blob's columns are NULL when it is not.
-        |r| match r.get::<Option<i64>>(0)? {
-            Some(_) => Ok(Some((read_blob_row(r)?, r.get::<i64>(columns + 1)? as u64))),
-            None => Ok(None),
+        |r| {
+            let found = match r.get::<Option<i64>>(0)? {
+                Some(_) => Some((read_blob_row(r)?, r.get::<i64>(columns + 1)? as u64)),
+                None => None,
+            };
+            Ok((found, Some(r.get(columns + 2)?)))
         },
     )?
     .ok_or(crate::Error::ContainerNotFound)

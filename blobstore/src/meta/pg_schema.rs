@@ -11,7 +11,7 @@ use super::sql::{Sql, vals};
 use crate::{Error, Result};
 
 /// The newest schema this build knows.
-pub(crate) const SCHEMA_VERSION: i64 = 4;
+pub(crate) const SCHEMA_VERSION: i64 = 6;
 
 /// A key of `pg_advisory_lock` that no other user of the database is
 /// likely to take: "stowage" in ASCII.
@@ -42,6 +42,9 @@ fn migrate_locked(conn: &mut PgConnection) -> Result<()> {
         if version < 4 {
             sql.execute(V4, &[])?;
         }
+        if version < 6 {
+            sql.execute(V6, &[])?;
+        }
         sql.execute("DELETE FROM stowage_schema", &[])?;
         sql.execute(
             "INSERT INTO stowage_schema (version) VALUES (?1)",
@@ -62,6 +65,10 @@ fn current(sql: &dyn Sql) -> Result<i64> {
 /// (the low bits of its ETags, `crate::etag`). SQLite has no counterpart:
 /// its store is the only node.
 const V4: &str = "CREATE SEQUENCE IF NOT EXISTS stowage_nodes";
+
+/// Version 6: SQLite's version 15 (the version of each account's service
+/// properties).
+const V6: &str = "ALTER TABLE service_properties ADD COLUMN version BIGINT NOT NULL DEFAULT 0";
 
 /// Version 1: SQLite's version 13.
 const V1: &str = r#"
