@@ -174,6 +174,36 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
             s.lease_blob(lease(&leased, acquire())),
         )
         .await;
+        let appended = format!("{round}-appended");
+        s.put_blob(
+            PutBlobInput {
+                blob_type: BlobType::AppendBlob,
+                ..put_input("trips", &appended, 0)
+            },
+            body(b""),
+        )
+        .await
+        .unwrap();
+        let append_4k = cost(
+            s,
+            c,
+            "append-4k",
+            s.append_block(
+                AppendBlockInput {
+                    account: ACCOUNT.to_owned(),
+                    container: container("trips"),
+                    blob: blob(&appended),
+                    conditions: Conditions::default(),
+                    append: AppendConditions::default(),
+                    lease_id: None,
+                    transactional_md5: None,
+                    transactional_crc64: None,
+                    content_length: 4096,
+                },
+                body(&data),
+            ),
+        )
+        .await;
         costs = vec![
             ("put-4k", put_4k),
             ("get-4k", get_4k),
@@ -182,6 +212,7 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
             ("put-block-list", put_block_list),
             ("lease-acquire", lease_acquire),
             ("lease-release", lease_release),
+            ("append-4k", append_4k),
         ];
     }
     tokio::task::block_in_place(|| drop(client));
@@ -197,8 +228,68 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
             ("head", cost(1, 3)),
             ("put-block", cost(8, 11)),
             ("put-block-list", cost(10, 20)),
-            ("lease-acquire", cost(3, 5)),
-            ("lease-release", cost(3, 5)),
+            ("lease-acquire", cost(2, 5)),
+            ("lease-release", cost(2, 5)),
+            ("append-4k", cost(2, 7)),
         ]
     );
+}
+
+/// Put Blob's writes are sent without waiting for their answers; when one
+/// of them fails (here the new row, refused by a trigger as a constraint
+/// would refuse it), the Put Blob fails with that error (an internal error
+/// on the wire, not a 503 to retry) and nothing of it is committed: no
+/// row, no inline bytes. The connection serves the next write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_deferred_statement_fails_the_put_and_rolls_it_back() {
+    let (_pg, url) = postgres_database();
+    let clock = Arc::new(ManualClock::new(epoch()));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(StoreConfig::at(dir.path()).with_metadata(&url), clock)
+        .await
+        .unwrap();
+    create_container(&store, "refusing").await;
+    let mut client = tokio::task::block_in_place(|| {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+                 IF NEW.name = 'refused' THEN
+                     RAISE EXCEPTION 'refused' USING ERRCODE = 'check_violation';
+                 END IF;
+                 RETURN NEW;
+             END $$;
+             CREATE TRIGGER refuse BEFORE INSERT ON blobs FOR EACH ROW EXECUTE FUNCTION refuse();",
+        )
+        .unwrap();
+        c
+    });
+    let mut inline = || -> i64 {
+        tokio::task::block_in_place(|| {
+            client
+                .query_one("SELECT COUNT(*) FROM inline_extents", &[])
+                .unwrap()
+                .get(0)
+        })
+    };
+    put(&store, "refusing", "accepted", b"first").await;
+    let before = inline();
+    let data = pattern(4096);
+    let e = store
+        .put_blob(put_input("refusing", "refused", data.len()), body(&data))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Postgres(p) if p.code() == Some(&postgres::error::SqlState::CHECK_VIOLATION)),
+        "{e:?}"
+    );
+    assert!(!e.is_unavailable(), "{e:?}");
+    assert_eq!(inline(), before, "the inline bytes sent before it are gone");
+    let missing = store
+        .get_blob_properties(get_input("refusing", "refused"))
+        .await
+        .unwrap_err();
+    assert!(matches!(missing, Error::BlobNotFound), "{missing:?}");
+    put(&store, "refusing", "accepted", &data).await;
+    assert_eq!(get(&store, "refusing", "accepted").await, data);
+    tokio::task::block_in_place(|| drop(client));
 }

@@ -237,22 +237,25 @@ fn insert_extents(
     Ok(())
 }
 
-/// Appends one extent to the content of `blob_id` (Append Block).
+/// Appends one extent to the content of `blob_id` (Append Block). One
+/// statement that finds its place itself, so nothing waits for it.
 pub(crate) fn append_extent(conn: &dyn Sql, blob_id: i64, extent: &ExtentRef) -> Result<()> {
-    let next: i64 = conn
-        .query_row(
-            "SELECT COALESCE(MAX(seq) + 1, 0) FROM blob_extents WHERE blob_id = ?1",
-            &vals![&blob_id],
-            |r| r.get(0),
-        )?
-        .ok_or_else(super::sql::no_rows)?;
-    insert_extents(conn, blob_id, next, std::slice::from_ref(extent))
+    conn.execute_deferred(
+        "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id)
+         SELECT ?1, COALESCE(MAX(seq) + 1, 0), ?2, ?3, ?4 FROM blob_extents WHERE blob_id = ?1",
+        &vals![
+            &blob_id,
+            &extent.extent,
+            extent.len as i64,
+            &extent.block_id
+        ],
+    )
 }
 
 /// Records the new size, block count and version of an append blob.
 pub(crate) fn update_after_append(conn: &dyn Sql, row: &BlobRow) -> Result<()> {
     let lease = lease_columns::values(&row.lease);
-    conn.execute(
+    conn.execute_deferred(
         &format!(
             "UPDATE blobs SET size = ?2, committed_block_count = ?3, etag = ?4, last_modified = ?5,
             ({}) = (?6, ?7, ?8, ?9, ?10)
@@ -465,7 +468,7 @@ fn replace_attributes(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<()> {
 pub(crate) fn update_blob_attributes(conn: &dyn Sql, row: &BlobRow) -> Result<()> {
     let lease = lease_columns::values(&row.lease);
     let copy = copy_values(&row.copy);
-    conn.execute(
+    conn.execute_deferred(
         &format!(
             "UPDATE blobs SET etag = ?2, last_modified = ?3, content_type = ?4,
             content_encoding = ?5, content_language = ?6, content_md5 = ?7, cache_control = ?8,
