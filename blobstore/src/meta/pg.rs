@@ -153,7 +153,9 @@ impl PgConnection {
     /// and so miss the write that held it).
     ///
     /// Round trips: BEGIN and the lock travel with `f`'s first statement,
-    /// then one per further statement, and one for COMMIT.
+    /// then one per further statement waited for, and one for COMMIT; the
+    /// statements sent with [`Sql::execute_deferred`] travel with the next
+    /// of these.
     ///
     /// `f` runs once: when the transaction fails before `f` was called (a
     /// lost connection that cannot be opened again at once), it is tried
