@@ -558,17 +558,22 @@ async fn on_a_cluster_rules_set_on_one_node_apply_at_once_on_the_others() {
         }
     }
     // Node 0's engine counts its round trips: the rules are unchanged
-    // since its last read, so none is spent on them.
+    // since its last read, so none is spent on them. The fewest of three
+    // tries, since the node's background work counts too.
     let trips = || server.store.metadata_round_trips().unwrap();
     for (method, want) in [("GET", 2), ("HEAD", 1)] {
-        let before = trips();
-        let r = nodes[0]
-            .request(method, &path)
-            .header("origin", OTHER)
-            .send()
-            .await;
-        assert_eq!(r.status, 200);
-        assert_eq!(allowed(&r).as_deref(), Some(OTHER));
-        assert_eq!(trips() - before, want, "{method}");
+        let mut fewest = u64::MAX;
+        for _ in 0..3 {
+            let before = trips();
+            let r = nodes[0]
+                .request(method, &path)
+                .header("origin", OTHER)
+                .send()
+                .await;
+            assert_eq!(r.status, 200);
+            assert_eq!(allowed(&r).as_deref(), Some(OTHER));
+            fewest = fewest.min(trips() - before);
+        }
+        assert_eq!(fewest, want, "{method}");
     }
 }
