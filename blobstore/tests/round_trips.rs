@@ -138,6 +138,10 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
             Ok::<_, ()>(put(s, "trips", &b, &data).await)
         })
         .await;
+        let overwrite_4k = cost(s, c, "overwrite-4k", async {
+            Ok::<_, ()>(put(s, "trips", &b, &data).await)
+        })
+        .await;
         let get_4k = cost(s, c, "get-4k", async {
             Ok::<_, ()>(get(s, "trips", &b).await)
         })
@@ -206,6 +210,7 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
         .await;
         costs = vec![
             ("put-4k", put_4k),
+            ("overwrite-4k", overwrite_4k),
             ("get-4k", get_4k),
             ("head", head),
             ("put-block", put_block),
@@ -224,10 +229,11 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
         costs,
         vec![
             ("put-4k", cost(2, 7)),
+            ("overwrite-4k", cost(3, 15)),
             ("get-4k", cost(2, 4)),
             ("head", cost(1, 3)),
             ("put-block", cost(8, 11)),
-            ("put-block-list", cost(10, 20)),
+            ("put-block-list", cost(7, 18)),
             ("lease-acquire", cost(2, 5)),
             ("lease-release", cost(2, 5)),
             ("append-4k", cost(2, 7)),

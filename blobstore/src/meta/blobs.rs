@@ -390,8 +390,24 @@ pub(crate) fn insert_blob_as(
 /// blocks are discarded by every content replacement, and so is an expiry
 /// time: a rewritten blob does not expire).
 pub(crate) fn replace_blob(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<Vec<String>> {
-    let mut old = take_extents(conn, id)?;
-    old.extend(super::blocks::take_blocks(conn, id)?);
+    // What the old content and the staged blocks refer to, in one
+    // statement; the deletes after it wait for nothing.
+    let old = conn.query_map(
+        "SELECT extent FROM blob_extents WHERE blob_id = ?1
+         UNION ALL SELECT DISTINCT extent FROM page_ranges WHERE blob_id = ?1
+         UNION ALL SELECT extent FROM blocks WHERE blob_id = ?1",
+        &vals![&id],
+        |r| r.get(0),
+    )?;
+    for delete in [
+        "DELETE FROM blob_extents WHERE blob_id = ?1",
+        "DELETE FROM page_ranges WHERE blob_id = ?1",
+        "DELETE FROM page_blobs WHERE blob_id = ?1",
+        "DELETE FROM blocks WHERE blob_id = ?1",
+        "DELETE FROM staged_counts WHERE blob_id = ?1",
+    ] {
+        conn.execute_deferred(delete, &vals![&id])?;
+    }
     replace_attributes(conn, id, b)?;
     insert_extents(conn, id, 0, &b.extents)?;
     Ok(old)
