@@ -60,7 +60,7 @@ fn quiesce(client: &mut postgres::Client) {
 async fn cost<T, E: std::fmt::Debug>(
     store: &Store,
     client: &mut postgres::Client,
-    name: &str,
+    (name, steady): (&str, bool),
     op: impl std::future::Future<Output = std::result::Result<T, E>>,
 ) -> Cost {
     tokio::task::block_in_place(|| {
@@ -78,6 +78,24 @@ async fn cost<T, E: std::fmt::Debug>(
     });
     let statements = ran.iter().map(|s| s.1).sum();
     eprintln!("{name}: {round_trips} round trips, {statements} statements");
+    // bench/run's reading of the same counts (bench/src/stats.rs,
+    // `DbCounts::round_trips`) agrees with the store's.
+    let calls = |prefix: &str| -> i64 {
+        ran.iter()
+            .filter(|(q, _)| q.to_ascii_uppercase().starts_with(prefix))
+            .map(|s| s.1)
+            .sum()
+    };
+    let derived = statements
+        - calls("BEGIN")
+        - calls("COMMIT")
+        - 2 * calls("ROLLBACK")
+        - calls("/* DEFERRED */");
+    // In a steady state only: `pg_stat_statements` does not see the
+    // exchanges that prepare a statement the first time.
+    if steady {
+        assert_eq!(derived, round_trips as i64, "{name}: as bench/run counts");
+    }
     for (query, calls) in &ran {
         let query: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
         eprintln!(
@@ -129,35 +147,42 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
     let c = &mut client;
     let mut costs = Vec::new();
     for round in ["warm", "counted"] {
+        let steady = round == "counted";
         let b = format!("{round}-blob");
         let s = &store;
         let staged = format!("{round}-staged");
         let leased = format!("{round}-leased");
         put(s, "trips", &leased, b"x").await;
-        let put_4k = cost(s, c, "put-4k", async {
+        let put_4k = cost(s, c, ("put-4k", steady), async {
             Ok::<_, ()>(put(s, "trips", &b, &data).await)
         })
         .await;
-        let overwrite_4k = cost(s, c, "overwrite-4k", async {
+        let overwrite_4k = cost(s, c, ("overwrite-4k", steady), async {
             Ok::<_, ()>(put(s, "trips", &b, &data).await)
         })
         .await;
-        let get_4k = cost(s, c, "get-4k", async {
+        let get_4k = cost(s, c, ("get-4k", steady), async {
             Ok::<_, ()>(get(s, "trips", &b).await)
         })
         .await;
-        let head = cost(s, c, "head", s.get_blob_properties(get_input("trips", &b))).await;
+        let head = cost(
+            s,
+            c,
+            ("head", steady),
+            s.get_blob_properties(get_input("trips", &b)),
+        )
+        .await;
         let put_block = cost(
             s,
             c,
-            "put-block",
+            ("put-block", steady),
             s.put_block(put_block_input("trips", &staged, 0, 4096), body(&data)),
         )
         .await;
         let put_block_list = cost(
             s,
             c,
-            "put-block-list",
+            ("put-block-list", steady),
             s.put_block_list(put_block_list_input(
                 "trips",
                 &staged,
@@ -169,12 +194,17 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
         let release = LeaseAction::Release {
             id: lease_id.outcome.lease_id.unwrap(),
         };
-        let lease_release =
-            cost(s, c, "lease-release", s.lease_blob(lease(&leased, release))).await;
+        let lease_release = cost(
+            s,
+            c,
+            ("lease-release", steady),
+            s.lease_blob(lease(&leased, release)),
+        )
+        .await;
         let lease_acquire = cost(
             s,
             c,
-            "lease-acquire",
+            ("lease-acquire", steady),
             s.lease_blob(lease(&leased, acquire())),
         )
         .await;
@@ -191,7 +221,7 @@ async fn operations_take_the_round_trips_they_are_known_to_take() {
         let append_4k = cost(
             s,
             c,
-            "append-4k",
+            ("append-4k", steady),
             s.append_block(
                 AppendBlockInput {
                     account: ACCOUNT.to_owned(),

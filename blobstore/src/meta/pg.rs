@@ -34,6 +34,10 @@ use crate::{Error, Result};
 const BEGIN_WRITE: &str =
     "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(8319396970186106145)";
 
+/// The comment in front of every statement sent without waiting
+/// ([`Sql::execute_deferred`]).
+pub(crate) const DEFERRED_MARK: &str = "/* deferred */ ";
+
 /// What opens a read transaction, likewise.
 const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
@@ -589,7 +593,10 @@ impl Sql for PgSession<'_> {
     }
 
     fn execute_deferred(&self, sql: &str, params: &[Value<'_>]) -> Result<()> {
-        let stmt = self.statement(sql, params)?;
+        // Marked, so that `pg_stat_statements` tells the statements that
+        // were not waited for from those that were (bench/run counts
+        // round trips that way).
+        let stmt = self.statement(&format!("{DEFERRED_MARK}{sql}"), params)?;
         self.begin_deferred();
         let owned: Vec<Value<'static>> = params.iter().map(Value::to_static).collect();
         let client = self.client;
