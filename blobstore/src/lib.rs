@@ -77,7 +77,6 @@ pub use names::{BlobName, ContainerName, NameError};
 pub use objects::{ObjectsLocation, ObjectsUrlError};
 pub use observe::{MetadataCall, ObjectCall, StoreObserver};
 pub use ranges::ByteRange;
-pub use store::CopiedType;
 pub use store::{
     AppendBlockInput, AppendBlockOutput, BlobBody, BlockId, BlockListKind, BlockListType,
     CopiedBytes, CopyBlobInput, CopyBlobOutput, CopyJob, CopySource, CreateContainerInput,
@@ -96,6 +95,7 @@ pub use store::{
     StoreConfig, TaggedBlob, UNCOMMITTED_BLOCK_LIFETIME, UndeleteBlobInput, Versioning,
     copy_progress, is_find_marker,
 };
+pub use store::{CopiedType, ServiceSnapshot};
 pub use tags::expr::{ExprError, Filter, TagCondition};
 pub use tags::{TagError, Tags};
 pub use tiers::{

@@ -101,3 +101,61 @@ async fn lease_acquires_on_two_nodes_one_wins() {
         assert_eq!(won, 1, "round {round}: exactly one node holds the lease");
     }
 }
+
+/// The service properties a read returns with its blob are those of its
+/// own snapshot: a node that cached a document answers the one another
+/// node set since (committed before the read started), never its cached
+/// copy, and reads it once per change. A failing test here is a stale
+/// cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_properties_read_with_a_blob_are_never_stale_across_nodes() {
+    let (_pg, _dir, nodes) = two_nodes().await;
+    create_container(&nodes[0], "props").await;
+    put(&nodes[0], "props", "b", b"data").await;
+    let seen_by = |node: usize| {
+        let store = nodes[node].clone();
+        async move {
+            let (_, head) = store
+                .get_blob_properties_with_service(get_input("props", "b"))
+                .await
+                .unwrap();
+            let get = store
+                .get_blob(get_input("props", "b"))
+                .await
+                .unwrap()
+                .service_properties;
+            let doc = |s: Option<ServiceSnapshot>| {
+                s.expect("a read on PostgreSQL returns the properties")
+                    .0
+                    .map(|d| d.to_string())
+            };
+            let (head, get) = (doc(head), doc(get));
+            assert_eq!(head, get, "Get Blob and Get Blob Properties agree");
+            head
+        }
+    };
+    assert_eq!(seen_by(1).await, None, "never set");
+    for round in 0..4 {
+        let doc = format!("<StorageServiceProperties>{round}</StorageServiceProperties>");
+        nodes[round % 2]
+            .set_service_properties(ACCOUNT, doc.clone())
+            .await
+            .unwrap();
+        for node in [0, 1] {
+            assert_eq!(seen_by(node).await, Some(doc.clone()), "round {round}");
+        }
+        // Unchanged: answered from the cache, in the blob's one statement.
+        let before = nodes[1].metadata_round_trips().unwrap();
+        nodes[1]
+            .get_blob_properties_with_service(get_input("props", "b"))
+            .await
+            .unwrap();
+        assert_eq!(nodes[1].metadata_round_trips().unwrap() - before, 1);
+    }
+    // The node-wide lookup (for requests that are not blob reads) agrees.
+    let other = nodes[0].get_service_properties(ACCOUNT).await.unwrap();
+    assert_eq!(
+        other.map(|d| d.to_string()),
+        Some("<StorageServiceProperties>3</StorageServiceProperties>".into())
+    );
+}

@@ -222,7 +222,7 @@ fn insert_extents(
     extents: &[ExtentRef],
 ) -> Result<()> {
     for (i, e) in extents.iter().enumerate() {
-        conn.execute(
+        conn.execute_deferred(
             "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id)
              VALUES (?1, ?2, ?3, ?4, ?5)",
             &vals![
@@ -237,22 +237,25 @@ fn insert_extents(
     Ok(())
 }
 
-/// Appends one extent to the content of `blob_id` (Append Block).
+/// Appends one extent to the content of `blob_id` (Append Block). One
+/// statement that finds its place itself, so nothing waits for it.
 pub(crate) fn append_extent(conn: &dyn Sql, blob_id: i64, extent: &ExtentRef) -> Result<()> {
-    let next: i64 = conn
-        .query_row(
-            "SELECT COALESCE(MAX(seq) + 1, 0) FROM blob_extents WHERE blob_id = ?1",
-            &vals![&blob_id],
-            |r| r.get(0),
-        )?
-        .ok_or_else(super::sql::no_rows)?;
-    insert_extents(conn, blob_id, next, std::slice::from_ref(extent))
+    conn.execute_deferred(
+        "INSERT INTO blob_extents (blob_id, seq, extent, len, block_id)
+         SELECT ?1, COALESCE(MAX(seq) + 1, 0), ?2, ?3, ?4 FROM blob_extents WHERE blob_id = ?1",
+        &vals![
+            &blob_id,
+            &extent.extent,
+            extent.len as i64,
+            &extent.block_id
+        ],
+    )
 }
 
 /// Records the new size, block count and version of an append blob.
 pub(crate) fn update_after_append(conn: &dyn Sql, row: &BlobRow) -> Result<()> {
     let lease = lease_columns::values(&row.lease);
-    conn.execute(
+    conn.execute_deferred(
         &format!(
             "UPDATE blobs SET size = ?2, committed_block_count = ?3, etag = ?4, last_modified = ?5,
             ({}) = (?6, ?7, ?8, ?9, ?10)
@@ -279,7 +282,7 @@ pub(crate) fn update_after_append(conn: &dyn Sql, row: &BlobRow) -> Result<()> {
 /// page map and page row) and returns the extents it read.
 fn take_extents(conn: &dyn Sql, blob_id: i64) -> Result<Vec<String>> {
     let old = blob_extents(conn, blob_id)?;
-    conn.execute(
+    conn.execute_deferred(
         "DELETE FROM blob_extents WHERE blob_id = ?1",
         &vals![&blob_id],
     )?;
@@ -304,59 +307,80 @@ pub(crate) fn share_content(conn: &dyn Sql, from: i64, to: i64) -> Result<()> {
 
 /// Inserts a new blob version and its extents.
 pub(crate) fn insert_blob(conn: &dyn Sql, container_id: i64, b: &NewBlob) -> Result<i64> {
+    insert_blob_as(conn, container_id, b, None)
+}
+
+/// [`insert_blob`], with the id `reserved` for it when there is one
+/// (`meta::put_target`): then nothing waits for the insert's answer, and
+/// the row and its extents are sent without waiting.
+pub(crate) fn insert_blob_as(
+    conn: &dyn Sql,
+    container_id: i64,
+    b: &NewBlob,
+    reserved: Option<i64>,
+) -> Result<i64> {
     let lease = lease_columns::values(&b.lease);
     let tier = tier_columns::values(&b.tier);
     let copy = copy_values(&b.copy);
-    let id: i64 = conn
-        .query_row(
-            &format!(
-                "INSERT INTO blobs (container_id, is_base, {}) VALUES
-         (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+    let insert = |id: &str, returning: &str| {
+        format!(
+            "INSERT INTO blobs ({id}container_id, is_base, {}) VALUES
+         ({}?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
           ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, NULL, NULL,
-          ?35, ?36) RETURNING id",
-                &BLOB_COLUMNS["id, ".len()..BLOB_COLUMNS.len() - READ_ONLY_COLUMN.len()]
-            ),
-            &vals![
-                &container_id,
-                b.snapshot.is_none(),
-                &b.name,
-                b.snapshot.as_deref().unwrap_or(""),
-                &b.committed,
-                b.blob_type.as_str(),
-                b.size as i64,
-                b.version.etag.as_str(),
-                to_nanos(b.version.last_modified),
-                to_nanos(b.creation_time),
-                &b.content.content_type,
-                &b.content.content_encoding,
-                &b.content.content_language,
-                b.content.content_md5.as_deref(),
-                &b.content.cache_control,
-                &b.content.content_disposition,
-                b.metadata.encode(),
-                b.committed_block_count.map(|n| n as i64),
-                &tier.0,
-                &copy.0,
-                &copy.1,
-                &copy.2,
-                &copy.3,
-                &lease.0,
-                &lease.1,
-                &lease.2,
-                &lease.3,
-                &lease.4,
-                &b.sealed,
-                &tier.1,
-                &tier.2,
-                &tier.3,
-                &tier.4,
-                &b.version_id,
-                &copy.4,
-                &copy.5
-            ],
-            |r| r.get(0),
-        )?
-        .ok_or_else(super::sql::no_rows)?;
+          ?35, ?36){returning}",
+            &BLOB_COLUMNS["id, ".len()..BLOB_COLUMNS.len() - READ_ONLY_COLUMN.len()],
+            if id.is_empty() { "" } else { "?37, " },
+        )
+    };
+    let mut values = vals![
+        &container_id,
+        b.snapshot.is_none(),
+        &b.name,
+        b.snapshot.as_deref().unwrap_or(""),
+        &b.committed,
+        b.blob_type.as_str(),
+        b.size as i64,
+        b.version.etag.as_str(),
+        to_nanos(b.version.last_modified),
+        to_nanos(b.creation_time),
+        &b.content.content_type,
+        &b.content.content_encoding,
+        &b.content.content_language,
+        b.content.content_md5.as_deref(),
+        &b.content.cache_control,
+        &b.content.content_disposition,
+        b.metadata.encode(),
+        b.committed_block_count.map(|n| n as i64),
+        &tier.0,
+        &copy.0,
+        &copy.1,
+        &copy.2,
+        &copy.3,
+        &lease.0,
+        &lease.1,
+        &lease.2,
+        &lease.3,
+        &lease.4,
+        &b.sealed,
+        &tier.1,
+        &tier.2,
+        &tier.3,
+        &tier.4,
+        &b.version_id,
+        &copy.4,
+        &copy.5
+    ]
+    .to_vec();
+    let id = match reserved {
+        Some(id) => {
+            values.push(id.into());
+            conn.execute_deferred(&insert("id, ", ""), &values)?;
+            id
+        }
+        None => conn
+            .query_row(&insert("", " RETURNING id"), &values, |r| r.get(0))?
+            .ok_or_else(super::sql::no_rows)?,
+    };
     insert_extents(conn, id, 0, &b.extents)?;
     Ok(id)
 }
@@ -366,8 +390,24 @@ pub(crate) fn insert_blob(conn: &dyn Sql, container_id: i64, b: &NewBlob) -> Res
 /// blocks are discarded by every content replacement, and so is an expiry
 /// time: a rewritten blob does not expire).
 pub(crate) fn replace_blob(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<Vec<String>> {
-    let mut old = take_extents(conn, id)?;
-    old.extend(super::blocks::take_blocks(conn, id)?);
+    // What the old content and the staged blocks refer to, in one
+    // statement; the deletes after it wait for nothing.
+    let old = conn.query_map(
+        "SELECT extent FROM blob_extents WHERE blob_id = ?1
+         UNION ALL SELECT DISTINCT extent FROM page_ranges WHERE blob_id = ?1
+         UNION ALL SELECT extent FROM blocks WHERE blob_id = ?1",
+        &vals![&id],
+        |r| r.get(0),
+    )?;
+    for delete in [
+        "DELETE FROM blob_extents WHERE blob_id = ?1",
+        "DELETE FROM page_ranges WHERE blob_id = ?1",
+        "DELETE FROM page_blobs WHERE blob_id = ?1",
+        "DELETE FROM blocks WHERE blob_id = ?1",
+        "DELETE FROM staged_counts WHERE blob_id = ?1",
+    ] {
+        conn.execute_deferred(delete, &vals![&id])?;
+    }
     replace_attributes(conn, id, b)?;
     insert_extents(conn, id, 0, &b.extents)?;
     Ok(old)
@@ -386,7 +426,7 @@ fn replace_attributes(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<()> {
     let lease = lease_columns::values(&b.lease);
     let copy = copy_values(&b.copy);
     let tier = tier_columns::values(&b.tier);
-    conn.execute(
+    conn.execute_deferred(
         &format!(
             "UPDATE blobs SET committed = ?2, blob_type = ?3, size = ?4, etag = ?5,
             last_modified = ?6, content_type = ?7, content_encoding = ?8, content_language = ?9,
@@ -444,7 +484,7 @@ fn replace_attributes(conn: &dyn Sql, id: i64, b: &NewBlob) -> Result<()> {
 pub(crate) fn update_blob_attributes(conn: &dyn Sql, row: &BlobRow) -> Result<()> {
     let lease = lease_columns::values(&row.lease);
     let copy = copy_values(&row.copy);
-    conn.execute(
+    conn.execute_deferred(
         &format!(
             "UPDATE blobs SET etag = ?2, last_modified = ?3, content_type = ?4,
             content_encoding = ?5, content_language = ?6, content_md5 = ?7, cache_control = ?8,

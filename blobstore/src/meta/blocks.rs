@@ -121,8 +121,8 @@ pub(crate) fn take_blocks(conn: &dyn Sql, blob_id: i64) -> Result<Vec<String>> {
         &vals![&blob_id],
         |r| r.get(0),
     )?;
-    conn.execute("DELETE FROM blocks WHERE blob_id = ?1", &vals![&blob_id])?;
-    conn.execute(
+    conn.execute_deferred("DELETE FROM blocks WHERE blob_id = ?1", &vals![&blob_id])?;
+    conn.execute_deferred(
         "DELETE FROM staged_counts WHERE blob_id = ?1",
         &vals![&blob_id],
     )?;

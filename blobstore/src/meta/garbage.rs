@@ -13,22 +13,18 @@ pub(crate) fn collect_unreferenced(
     candidates: &[String],
     now: std::time::SystemTime,
 ) -> Result<()> {
+    // One statement per candidate that decides and records: nothing
+    // waits for it (on PostgreSQL it travels with the next statement or
+    // the COMMIT, docs/cluster.md, "Round trips").
     for extent in candidates.iter().filter(|e| !e.is_empty()) {
-        let used: bool = conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
-             OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
-             OR EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)",
-                &vals![&extent],
-                |r| r.get(0),
-            )?
-            .unwrap_or(true);
-        if !used {
-            conn.execute(
-                "INSERT INTO garbage (extent, since) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-                &vals![&extent, to_nanos(now)],
-            )?;
-        }
+        conn.execute_deferred(
+            "INSERT INTO garbage (extent, since) SELECT ?1, ?2
+             WHERE NOT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
+             AND NOT EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
+             AND NOT EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)
+             ON CONFLICT DO NOTHING",
+            &vals![&extent, to_nanos(now)],
+        )?;
     }
     Ok(())
 }

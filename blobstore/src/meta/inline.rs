@@ -8,11 +8,10 @@ use crate::{Error, Result};
 
 /// Stores the bytes of a new inline extent.
 pub(crate) fn put_inline(conn: &dyn Sql, extent: &str, data: &[u8]) -> Result<()> {
-    conn.execute(
+    conn.execute_deferred(
         "INSERT INTO inline_extents (extent, data) VALUES (?1, ?2)",
         &vals![&extent, &data],
-    )?;
-    Ok(())
+    )
 }
 
 /// The bytes of inline extent `extent`.

@@ -146,11 +146,11 @@ pub(crate) fn take_pages(conn: &dyn Sql, blob_id: i64) -> Result<Vec<String>> {
         &vals![&blob_id],
         |r| r.get(0),
     )?;
-    conn.execute(
+    conn.execute_deferred(
         "DELETE FROM page_ranges WHERE blob_id = ?1",
         &vals![&blob_id],
     )?;
-    conn.execute(
+    conn.execute_deferred(
         "DELETE FROM page_blobs WHERE blob_id = ?1",
         &vals![&blob_id],
     )?;

@@ -13,8 +13,10 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -33,6 +35,10 @@ mod autocommit;
 /// transaction takes is "stowage!" in ASCII, as a big-endian integer.
 const BEGIN_WRITE: &str =
     "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(8319396970186106145)";
+
+/// The comment in front of every statement sent without waiting
+/// ([`Sql::execute_deferred`]).
+pub(crate) const DEFERRED_MARK: &str = "/* deferred */ ";
 
 /// What opens a read transaction, likewise.
 const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
@@ -153,7 +159,9 @@ impl PgConnection {
     /// and so miss the write that held it).
     ///
     /// Round trips: BEGIN and the lock travel with `f`'s first statement,
-    /// then one per further statement, and one for COMMIT.
+    /// then one per further statement waited for, and one for COMMIT; the
+    /// statements sent with [`Sql::execute_deferred`] travel with the next
+    /// of these.
     ///
     /// `f` runs once: when the transaction fails before `f` was called (a
     /// lost connection that cannot be opened again at once), it is tried
@@ -255,6 +263,7 @@ impl PgConnection {
             statements: RefCell::new(&mut self.statements),
             begin: RefCell::new(Some(begin)),
             round_trips: &self.round_trips,
+            deferred: RefCell::default(),
         };
         let out = f(&session);
         if session.begin.borrow().is_some() {
@@ -265,12 +274,15 @@ impl PgConnection {
         // visible.
         match out {
             Ok(v) if write => {
-                session
-                    .wait(self.client.batch_execute("COMMIT"))
-                    .map_err(|e| Failure::AtCommit(e.into()))?;
+                session.commit()?;
                 Ok(v)
             }
             Ok(v) => {
+                if !session.deferred.borrow().is_empty() {
+                    session
+                        .wait(futures::future::ready(Ok::<_, Error>(())))
+                        .map_err(Failure::Before)?;
+                }
                 session.send("COMMIT");
                 Ok(v)
             }
@@ -392,13 +404,65 @@ struct PgSession<'c> {
     statements: RefCell<&'c mut HashMap<String, Statement>>,
     begin: RefCell<Option<&'static str>>,
     round_trips: &'c AtomicU64,
+    /// The answers of the statements sent without waiting
+    /// ([`Sql::execute_deferred`]), in the order they were sent.
+    deferred: RefCell<Vec<Deferred<'c>>>,
 }
 
-impl PgSession<'_> {
-    /// Waits for `f`, one round trip to the database.
-    fn wait<F: Future>(&self, f: F) -> F::Output {
+/// The answer of a statement sent without waiting.
+type Deferred<'c> = Pin<Box<dyn Future<Output = std::result::Result<u64, postgres::Error>> + 'c>>;
+
+impl<'c> PgSession<'c> {
+    /// Waits for `f`, one round trip to the database. The answers of the
+    /// deferred statements sent before `f` arrive in the same round trip
+    /// (they are ahead of it on the socket); the first of them that failed
+    /// is the error, since it aborted the transaction and `f` with it.
+    fn wait<T, E: Into<Error>>(
+        &self,
+        f: impl Future<Output = std::result::Result<T, E>>,
+    ) -> Result<T> {
         self.round_trips.fetch_add(1, Ordering::Relaxed);
-        futures::executor::block_on(f)
+        let deferred = self.deferred.take();
+        let (earlier, out) =
+            futures::executor::block_on(futures::future::join(settle(deferred), f));
+        earlier?;
+        out.map_err(Into::into)
+    }
+
+    /// Commits, in one round trip with the answers of the deferred
+    /// statements still unread. When one of them failed, the transaction
+    /// was aborted there and the COMMIT rolled it back (PostgreSQL answers
+    /// the COMMIT of an aborted transaction without an error): the failure
+    /// is that statement's, and nothing was committed.
+    fn commit(&self) -> std::result::Result<(), Failure> {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        let deferred = self.deferred.take();
+        let (earlier, committed) = futures::executor::block_on(futures::future::join(
+            settle(deferred),
+            self.client.batch_execute("COMMIT"),
+        ));
+        if let Err(e) = earlier {
+            // Without an answer from the server (a lost connection), the
+            // COMMIT behind it may or may not have run.
+            return Err(match e.code() {
+                Some(_) => Failure::Before(e.into()),
+                None => Failure::AtCommit(e.into()),
+            });
+        }
+        committed.map_err(|e| Failure::AtCommit(e.into()))
+    }
+
+    /// Sends `f`'s request now and keeps its answer for the next wait.
+    fn defer(&self, f: Deferred<'c>) {
+        let mut f = f;
+        // The first poll encodes the request and hands it to the
+        // connection; the answer is read by a later poll.
+        let waker = futures::task::noop_waker();
+        let f = match f.as_mut().poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(out) => Box::pin(futures::future::ready(out)),
+            Poll::Pending => f,
+        };
+        self.deferred.borrow_mut().push(f);
     }
 
     /// Sends `sql` without waiting for its answer (which the connection
@@ -413,14 +477,27 @@ impl PgSession<'_> {
         &self,
         f: impl Future<Output = std::result::Result<T, postgres::Error>>,
     ) -> Result<T> {
-        match self.begin.borrow_mut().take() {
+        let begin = self.begin.borrow_mut().take();
+        match begin {
             Some(begin) => {
-                let (begun, out) =
-                    self.wait(futures::future::join(self.client.batch_execute(begin), f));
+                let (begun, out) = self.wait(
+                    futures::future::join(self.client.batch_execute(begin), f).map(Ok::<_, Error>),
+                )?;
                 begun?;
                 Ok(out?)
             }
-            None => Ok(self.wait(f)?),
+            None => self.wait(f),
+        }
+    }
+
+    /// Opens the transaction without waiting, when no statement did yet.
+    fn begin_deferred(&self) {
+        let begin = self.begin.borrow_mut().take();
+        if let Some(begin) = begin {
+            let client = self.client;
+            self.defer(Box::pin(async move {
+                client.batch_execute(begin).await.map(|()| 0)
+            }));
         }
     }
 
@@ -444,14 +521,14 @@ impl PgSession<'_> {
         let mut types: Vec<Type> = params.iter().map(|p| p.pg_type(Type::UNKNOWN)).collect();
         let prepared = match self.wait(self.client.prepare_typed(&text, &types)) {
             Ok(s) => s,
-            Err(e) if untyped(&e) => {
+            Err(Error::Postgres(e)) if untyped(&e) => {
                 if opened {
                     self.wait(self.client.batch_execute("ROLLBACK TO SAVEPOINT prepare"))?;
                 }
                 types = params.iter().map(|p| p.pg_type(Type::TEXT)).collect();
                 self.wait(self.client.prepare_typed(&text, &types))?
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         };
         if opened {
             self.wait(self.client.batch_execute("RELEASE SAVEPOINT prepare"))?;
@@ -463,6 +540,15 @@ impl PgSession<'_> {
     }
 }
 
+/// Waits for the answers of deferred statements, in order; the first
+/// error, if one failed.
+async fn settle(deferred: Vec<Deferred<'_>>) -> std::result::Result<(), postgres::Error> {
+    for answer in futures::future::join_all(deferred).await {
+        answer?;
+    }
+    Ok(())
+}
+
 /// PostgreSQL could not tell the type of a parameter.
 fn untyped(e: &postgres::Error) -> bool {
     use postgres::error::SqlState;
@@ -472,6 +558,18 @@ fn untyped(e: &postgres::Error) -> bool {
 }
 
 impl Value<'_> {
+    /// The same value, owning what it binds (a deferred statement's
+    /// parameters outlive the call that sent it).
+    fn to_static(&self) -> Value<'static> {
+        match self {
+            Value::Null => Value::Null,
+            Value::Int(i) => Value::Int(*i),
+            Value::Real(r) => Value::Real(*r),
+            Value::Text(t) => Value::Text(t.clone().into_owned().into()),
+            Value::Blob(b) => Value::Blob(b.clone().into_owned().into()),
+        }
+    }
+
     /// The type a parameter with this value is declared with; `null` for
     /// a NULL (`unknown` lets PostgreSQL infer it from where it stands).
     fn pg_type(&self, null: Type) -> Type {
@@ -494,6 +592,20 @@ impl Sql for PgSession<'_> {
         let stmt = self.statement(sql, params)?;
         let n = self.first_with_begin(self.client.execute_raw(&stmt, params.iter()))?;
         Ok(n as usize)
+    }
+
+    fn execute_deferred(&self, sql: &str, params: &[Value<'_>]) -> Result<()> {
+        // Marked, so that `pg_stat_statements` tells the statements that
+        // were not waited for from those that were (bench/run counts
+        // round trips that way).
+        let stmt = self.statement(&format!("{DEFERRED_MARK}{sql}"), params)?;
+        self.begin_deferred();
+        let owned: Vec<Value<'static>> = params.iter().map(Value::to_static).collect();
+        let client = self.client;
+        self.defer(Box::pin(async move {
+            client.execute_raw(&stmt, owned.iter()).await
+        }));
+        Ok(())
     }
 
     fn each(
@@ -749,6 +861,62 @@ mod tests {
             })
             .unwrap();
         assert_eq!(sums, [1, 3, 6]);
+    }
+
+    /// Statements sent without waiting cost no round trip of their own:
+    /// their answers come with the next statement waited for, or with the
+    /// COMMIT. One of them failing fails the write there, and nothing of
+    /// it is committed; the connection serves the next write.
+    #[test]
+    fn deferred_statements_fail_the_write_and_roll_it_back() {
+        let pg = TempPostgres::start().unwrap();
+        let mut conn = PgConnection::connect(&pg.new_database().unwrap()).unwrap();
+        conn.batch("CREATE TABLE t (n BIGINT PRIMARY KEY)").unwrap();
+        let insert = "INSERT INTO t (n) VALUES (?1)";
+        // Prepares both statements; the waited count sees the deferred row.
+        let seen = conn
+            .write(|sql| {
+                sql.execute_deferred(insert, &vals![1i64])?;
+                sql.query_value::<i64>("SELECT COUNT(*) FROM t", &[])
+            })
+            .unwrap();
+        assert_eq!(seen, Some(1));
+        assert_eq!(count(&mut conn), 1);
+
+        let before = conn.round_trips.load(Ordering::Relaxed);
+        conn.write(|sql| {
+            sql.query_value::<i64>("SELECT COUNT(*) FROM t", &[])?;
+            sql.execute_deferred(insert, &vals![2i64])?;
+            sql.execute_deferred(insert, &vals![3i64])
+        })
+        .unwrap();
+        let trips = conn.round_trips.load(Ordering::Relaxed) - before;
+        assert_eq!(trips, 2, "BEGIN with the read, the inserts with COMMIT");
+        assert_eq!(count(&mut conn), 3);
+
+        let unique = |e: &Error| matches!(e, Error::Postgres(p) if p.code() == Some(&SqlState::UNIQUE_VIOLATION));
+        // Failing at the COMMIT: rows before and after it are not kept.
+        let e = conn
+            .write(|sql| {
+                sql.execute_deferred(insert, &vals![4i64])?;
+                sql.execute_deferred(insert, &vals![2i64])?;
+                sql.execute_deferred(insert, &vals![5i64])
+            })
+            .unwrap_err();
+        assert!(unique(&e), "{e:?}");
+        assert!(!e.is_unavailable(), "{e:?}");
+        assert_eq!(count(&mut conn), 3);
+        // Failing at the next statement waited for.
+        let e = conn
+            .write(|sql| {
+                sql.execute_deferred(insert, &vals![3i64])?;
+                sql.query_value::<i64>("SELECT COUNT(*) FROM t", &[])
+            })
+            .unwrap_err();
+        assert!(unique(&e), "{e:?}");
+        conn.write(|sql| sql.execute_deferred(insert, &vals![6i64]))
+            .unwrap();
+        assert_eq!(count(&mut conn), 4);
     }
 
     #[test]

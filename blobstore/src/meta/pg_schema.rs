@@ -42,6 +42,9 @@ fn migrate_locked(conn: &mut PgConnection) -> Result<()> {
         if version < 4 {
             sql.execute(V4, &[])?;
         }
+        if version < 6 {
+            sql.execute(V6, &[])?;
+        }
         if version < 7 {
             for statement in V7.split(';').map(str::trim).filter(|s| !s.is_empty()) {
                 sql.execute(statement, &[])?;
@@ -67,6 +70,10 @@ fn current(sql: &dyn Sql) -> Result<i64> {
 /// (the low bits of its ETags, `crate::etag`). SQLite has no counterpart:
 /// its store is the only node.
 const V4: &str = "CREATE SEQUENCE IF NOT EXISTS stowage_nodes";
+
+/// Version 6: SQLite's version 15 (the version of each account's service
+/// properties).
+const V6: &str = "ALTER TABLE service_properties ADD COLUMN version BIGINT NOT NULL DEFAULT 0";
 
 /// Version 7: the liveness of the nodes (`meta::liveness`): each node's
 /// heartbeat, written by the node and judged by the database's clock, and

@@ -6,7 +6,7 @@ use crate::Result;
 
 /// Bumped with every change to the statements below; a database written by a
 /// newer Stowage is refused rather than misread.
-const SCHEMA_VERSION: i64 = 13;
+const SCHEMA_VERSION: i64 = 15;
 
 /// The schema version this build writes.
 pub(crate) fn version() -> i64 {
@@ -63,6 +63,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 13 {
         conn.execute_batch(V13)?;
+    }
+    if version < 15 {
+        conn.execute_batch(V15)?;
     }
     Ok(())
 }
@@ -305,6 +308,19 @@ const V13: &str = "
     ALTER TABLE blobs ADD COLUMN copy_status_description TEXT;
     CREATE INDEX blobs_copy_pending ON blobs(copy_status) WHERE copy_status = 'pending';
     PRAGMA user_version = 13;
+    COMMIT;
+";
+
+/// Version 15: a version number on each account's service properties,
+/// raised by every Set Blob Service Properties. In cluster mode a node
+/// keeps the document it read with its version, and a read of a blob
+/// returns the version in the same statement, so the node reads the
+/// document again only when another node changed it
+/// (`docs/cluster.md`, "Round trips").
+const V15: &str = "
+    BEGIN;
+    ALTER TABLE service_properties ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+    PRAGMA user_version = 15;
     COMMIT;
 ";
 
@@ -659,7 +675,39 @@ pub(crate) mod tests {
              DROP INDEX blobs_copy_pending;
              ALTER TABLE blobs DROP COLUMN copy_status;
              ALTER TABLE blobs DROP COLUMN copy_status_description;
+             ALTER TABLE service_properties DROP COLUMN version;
              PRAGMA user_version = 9;";
+
+    /// A version 13 database gains the service properties' version: 0 for
+    /// a document already there, raised by each write of it.
+    #[test]
+    fn a_version_13_database_gains_the_service_properties_version() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE service_properties DROP COLUMN version;
+             PRAGMA user_version = 13;
+             INSERT INTO service_properties (account, document) VALUES ('a', 'old');",
+        )
+        .unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(version(&conn), SCHEMA_VERSION);
+        let at = |conn: &Connection| super::super::service_properties_at(conn, "a").unwrap();
+        assert_eq!(at(&conn), (Some(0), Some("old".into())));
+        assert_eq!(
+            super::super::set_service_properties(&conn, "a", "new").unwrap(),
+            1
+        );
+        assert_eq!(at(&conn), (Some(1), Some("new".into())));
+        assert_eq!(
+            super::super::set_service_properties(&conn, "b", "first").unwrap(),
+            1
+        );
+        assert_eq!(
+            super::super::service_properties_at(&conn, "c").unwrap(),
+            (None, None)
+        );
+    }
 
     /// A version 9 database gains the copy status columns; its copies
     /// read as completed (NULL status) and none is pending.

@@ -279,6 +279,16 @@ pub(crate) trait Sql {
     /// Runs `sql`; the number of rows it changed.
     fn execute(&self, sql: &str, params: &[Value<'_>]) -> Result<usize>;
 
+    /// Runs `sql` when the caller needs neither its answer nor its count
+    /// now. PostgreSQL sends it without waiting (pipelined behind the
+    /// statements before it) and reads its answer with the next statement
+    /// it waits for, or with the COMMIT: an error of it still fails the
+    /// transaction there, before anything is acknowledged. SQLite runs it
+    /// at once. See `docs/cluster.md`, "Round trips".
+    fn execute_deferred(&self, sql: &str, params: &[Value<'_>]) -> Result<()> {
+        self.execute(sql, params).map(|_| ())
+    }
+
     /// Runs `sql` and hands each row to `f` in turn, until `f` answers false.
     fn each(
         &self,

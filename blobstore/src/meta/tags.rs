@@ -8,12 +8,12 @@ use crate::tags::expr::{Comparison, Op};
 
 /// Replaces the tags of blob version `blob_id` (none clears them).
 pub(crate) fn set_tags(conn: &dyn Sql, blob_id: i64, tags: &Tags) -> Result<()> {
-    conn.execute("DELETE FROM blob_tags WHERE blob_id = ?1", &vals![&blob_id])?;
+    conn.execute_deferred("DELETE FROM blob_tags WHERE blob_id = ?1", &vals![&blob_id])?;
     if tags.is_empty() {
         return Ok(());
     }
     for (k, v) in tags.iter() {
-        conn.execute(
+        conn.execute_deferred(
             "INSERT INTO blob_tags (blob_id, key, value, account, container, name, is_base)
          SELECT b.id, ?2, ?3, c.account, c.name, b.name, b.is_base
          FROM blobs b JOIN containers c ON c.id = b.container_id WHERE b.id = ?1",

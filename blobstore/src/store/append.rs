@@ -230,8 +230,19 @@ impl Store {
             .db
             .write_again(move |tx| {
                 let now = store.now();
-                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let mut row = require_committed(tx, cid, &input.blob, None, now)?;
+                // The container and the row in one statement on
+                // PostgreSQL, and the writes below sent with the COMMIT
+                // (docs/cluster.md, "Round trips").
+                let (_, row) = meta::container_and_blob(
+                    tx,
+                    &input.account,
+                    input.container.as_str(),
+                    input.blob.as_str(),
+                )?;
+                let mut row = match row {
+                    Some(r) if r.committed && !crate::expiry::is_expired(r.expires_at, now) => r,
+                    _ => return Err(Error::BlobNotFound),
+                };
                 check_append(tx, &mut row, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, md5)?;
                 crate::extents::check_crc64(input.transactional_crc64, crc64)?;

@@ -9,7 +9,7 @@ use stowage_leases::{Access, CheckOutcome, LeaseId, LeaseRecord, Resource};
 
 use super::body;
 use super::body::BlobBody;
-use super::{Store, blob_properties};
+use super::{ServiceSnapshot, Store, blob_properties};
 use crate::conditions::{self, ConditionKind, Conditions, Current};
 use crate::extents::WrittenExtent;
 use crate::meta::{self, BlobRow, ExtentRef, NewBlob};
@@ -95,6 +95,9 @@ pub struct GetBlobOutput {
     pub range: Option<Range<u64>>,
     /// The bytes.
     pub body: BlobBody,
+    /// The account's service properties as the same read saw them, when
+    /// that cost no extra round trip ([`ServiceSnapshot`]).
+    pub service_properties: Option<ServiceSnapshot>,
 }
 
 /// Input of Set Blob Properties.
@@ -323,14 +326,17 @@ impl Store {
         self.inner
             .db
             .write_again(move |tx| {
-                // The container and the current row in one statement on
-                // PostgreSQL (docs/cluster.md, "Round trips").
-                let (container_id, current) = meta::container_and_blob(
+                // The container, the current row and the account's soft
+                // delete policy in one statement on PostgreSQL, and the
+                // writes below sent without waiting, with the COMMIT: two
+                // round trips (docs/cluster.md, "Round trips").
+                let target = meta::put_target(
                     tx,
                     &input.account,
                     input.container.as_str(),
                     input.blob.as_str(),
                 )?;
+                let (container_id, current) = (target.container_id, target.current);
                 let current = super::expiry::purge_read_if_expired(
                     tx,
                     container_id,
@@ -374,14 +380,18 @@ impl Store {
                     extents: extents.clone(),
                     version_id: None,
                 };
-                let keeping = store.keeping(tx, &input.account)?;
-                let id = super::versions::write_base(
+                let keeping = super::versions::Keeping {
+                    versioning: store.inner.config.versioning.enabled(&input.account),
+                    retention: target.retention,
+                };
+                let id = super::versions::write_base_as(
                     tx,
                     container_id,
                     existing.as_ref(),
                     &mut new,
                     keeping,
                     now,
+                    target.reserved_id,
                 )?;
                 if existing.is_some() || !input.tags.is_empty() {
                     meta::set_tags(tx, id, &input.tags)?;
@@ -406,11 +416,13 @@ impl Store {
     pub async fn get_blob(&self, input: GetBlobInput) -> Result<GetBlobOutput> {
         let now = self.now();
         let pins = self.inner.pins.clone();
-        let (row, tag_count, page, pieces, range, guard) = self
+        let store = self.clone();
+        let (row, tag_count, page, pieces, range, guard, service) = self
             .inner
             .db
             .read_now(move |conn| {
-                let (row, tag_count) = read_checked_with_tags(conn, &input, now)?;
+                let (row, tag_count, seen) = read_checked_with_tags(conn, &input, now)?;
+                let service = store.service_snapshot(conn, &input.account, seen)?;
                 row.tier.check_online(now)?;
                 let page = super::page_properties(conn, &row)?;
                 let range = match input.range {
@@ -422,7 +434,7 @@ impl Store {
                 };
                 let span = range.clone().unwrap_or(0..row.size);
                 if span.is_empty() {
-                    return Ok((row, tag_count, page, None, range, None));
+                    return Ok((row, tag_count, page, None, range, None, service));
                 }
                 if row.blob_type == BlobType::PageBlob {
                     // Only the map inside the span is read; unwritten
@@ -431,13 +443,29 @@ impl Store {
                     let guard = pins.pin(runs.iter().map(|r| r.extent.clone()).collect());
                     let stretches = crate::pages::map::layout(&runs, &span);
                     let pieces = body::page_pieces(conn, stretches)?;
-                    return Ok((row, tag_count, page, Some(pieces), range, Some(guard)));
+                    return Ok((
+                        row,
+                        tag_count,
+                        page,
+                        Some(pieces),
+                        range,
+                        Some(guard),
+                        service,
+                    ));
                 }
                 let (parts, preloaded) =
                     meta::blob_extents_preloaded(conn, row.id, body::PRELOAD_INLINE)?;
                 let guard = pins.pin(parts.iter().map(|p| p.extent.clone()).collect());
                 let pieces = body::pieces(conn, &parts, &preloaded, &span)?;
-                Ok((row, tag_count, page, Some(pieces), range, Some(guard)))
+                Ok((
+                    row,
+                    tag_count,
+                    page,
+                    Some(pieces),
+                    range,
+                    Some(guard),
+                    service,
+                ))
             })
             .await?;
         let body = match (pieces, guard) {
@@ -459,6 +487,7 @@ impl Store {
             properties,
             range,
             body,
+            service_properties: service,
         })
     }
 
@@ -467,20 +496,35 @@ impl Store {
     /// # Errors
     /// `ContainerNotFound`, `BlobNotFound`, condition and lease refusals.
     pub async fn get_blob_properties(&self, input: GetBlobInput) -> Result<BlobProperties> {
+        Ok(self.get_blob_properties_with_service(input).await?.0)
+    }
+
+    /// [`Store::get_blob_properties`], with the account's service
+    /// properties as the same read saw them, when that cost no extra round
+    /// trip ([`ServiceSnapshot`]).
+    ///
+    /// # Errors
+    /// As [`Store::get_blob_properties`].
+    pub async fn get_blob_properties_with_service(
+        &self,
+        input: GetBlobInput,
+    ) -> Result<(BlobProperties, Option<ServiceSnapshot>)> {
         let now = self.now();
-        let (row, tag_count, page) = self
+        let store = self.clone();
+        let (row, tag_count, page, service) = self
             .inner
             .db
             .read_now(move |conn| {
-                let (row, n) = read_checked_with_tags(conn, &input, now)?;
+                let (row, n, seen) = read_checked_with_tags(conn, &input, now)?;
+                let service = store.service_snapshot(conn, &input.account, seen)?;
                 let page = super::page_properties(conn, &row)?;
-                Ok((row, n, page))
+                Ok((row, n, page, service))
             })
             .await?;
         let mut properties = blob_properties(row, now);
         properties.tag_count = tag_count;
         properties.page = page;
-        Ok(properties)
+        Ok((properties, service))
     }
 
     /// Set Blob Properties: replaces the six content properties.
@@ -730,18 +774,19 @@ pub(super) fn read_checked(
 
 /// [`read_checked`] and the blob's tag count. Without a version id the
 /// container, the row and the count are one statement on PostgreSQL
-/// (`meta::blob_by_name`); SQLite runs the same statements as before.
+/// (`meta::blob_by_name`), which also answers the version of the account's
+/// service properties; SQLite runs the same statements as before.
 pub(super) fn read_checked_with_tags(
     conn: &dyn Sql,
     input: &GetBlobInput,
     now: std::time::SystemTime,
-) -> Result<(BlobRow, u64)> {
+) -> Result<(BlobRow, u64, Option<meta::ServiceVersion>)> {
     if input.version_id.is_some() || conn.dialect() == meta::sql::Dialect::Sqlite {
         let row = read_checked(conn, input, now)?;
         let tags = meta::tag_count(conn, row.id)?;
-        return Ok((row, tags));
+        return Ok((row, tags, None));
     }
-    let found = meta::blob_by_name(
+    let (found, service) = meta::blob_by_name(
         conn,
         &input.account,
         input.container.as_str(),
@@ -750,7 +795,7 @@ pub(super) fn read_checked_with_tags(
     )?;
     match found {
         Some((row, tags)) if row.committed && !crate::expiry::is_expired(row.expires_at, now) => {
-            Ok((check_read(conn, input, row, now)?, tags))
+            Ok((check_read(conn, input, row, now)?, tags, service))
         }
         _ => Err(Error::BlobNotFound),
     }

@@ -239,6 +239,13 @@ pub(crate) struct Inner {
     pub(crate) service_cache: service_cache::ServiceCache,
 }
 
+/// An account's Blob service properties document (`None`: never set) as
+/// the read that returned it saw it, in the same snapshot as the blob. In
+/// cluster mode Get Blob and Get Blob Properties return it, so that the
+/// server answers their CORS headers without reading the document again.
+#[derive(Clone, Debug)]
+pub struct ServiceSnapshot(pub Option<Arc<str>>);
+
 impl Store {
     /// Opens the store described by `config`, reading time from `clock`, and
     /// sweeps extents left unreferenced by a crash.
@@ -399,15 +406,20 @@ impl Store {
     /// Database failures.
     pub async fn get_service_properties(&self, account: &str) -> Result<Option<Arc<str>>> {
         // In cluster mode another node may change the document at any
-        // moment: read it from the shared database every time.
+        // moment: read it from the shared database every time (a read of
+        // a blob answers it without that: `ServiceSnapshot`).
         if self.inner.db.is_shared() {
             let owned = account.to_owned();
-            return Ok(self
+            let (version, doc) = self
                 .inner
                 .db
-                .call(move |conn| meta::get_service_properties(conn, &owned))
-                .await?
-                .map(Arc::from));
+                .call(move |conn| meta::service_properties_at(conn, &owned))
+                .await?;
+            let doc: Option<Arc<str>> = doc.map(Arc::from);
+            self.inner
+                .service_cache
+                .keep_version(account, version, doc.clone());
+            return Ok(doc);
         }
         let generation = match self.inner.service_cache.lookup(account) {
             service_cache::Lookup::Hit(doc) => return Ok(doc),
@@ -434,12 +446,43 @@ impl Store {
     pub async fn set_service_properties(&self, account: &str, document: String) -> Result<()> {
         let doc: Arc<str> = Arc::from(document);
         let (owned, written) = (account.to_owned(), doc.clone());
-        self.inner
+        let version = self
+            .inner
             .db
             .write(move |tx| meta::set_service_properties(tx, &owned, &written))
             .await?;
-        self.inner.service_cache.replace(account, doc);
+        if self.inner.db.is_shared() {
+            self.inner
+                .service_cache
+                .keep_version(account, Some(version), Some(doc));
+        } else {
+            self.inner.service_cache.replace(account, doc);
+        }
         Ok(())
+    }
+
+    /// The service properties of `account` at `seen`, the version a read
+    /// found in its snapshot (`None`: the read did not ask, as on
+    /// SQLite): the cached document when it is that version, else the
+    /// document read in the same snapshot (one round trip, once per
+    /// change).
+    pub(crate) fn service_snapshot(
+        &self,
+        conn: &dyn meta::sql::Sql,
+        account: &str,
+        seen: Option<meta::ServiceVersion>,
+    ) -> Result<Option<ServiceSnapshot>> {
+        let Some(version) = seen else {
+            return Ok(None);
+        };
+        let cache = &self.inner.service_cache;
+        if let Some(doc) = cache.at_version(account, version) {
+            return Ok(Some(ServiceSnapshot(doc)));
+        }
+        let (read, doc) = meta::service_properties_at(conn, account)?;
+        let doc: Option<Arc<str>> = doc.map(Arc::from);
+        cache.keep_version(account, read, doc.clone());
+        Ok(Some(ServiceSnapshot(doc)))
     }
 
     /// Lists containers (docs/wire/listing.md#list-containers).

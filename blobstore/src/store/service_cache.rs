@@ -7,9 +7,17 @@
 //! commits: a Set is seen by the very next request. A generation counter
 //! keeps a reader that read the database before a concurrent write from
 //! putting the old document back.
+//!
+//! In cluster mode another node may write the document at any moment, so
+//! the cache is keyed by the document's version instead
+//! ([`ServiceCache::at_version`]): a read of a blob returns the version in
+//! its own snapshot, and the cached document answers only when it is that
+//! version (`docs/cluster.md`, "Round trips").
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::meta::ServiceVersion;
 
 /// Documents by account; `None` caches "never set".
 #[derive(Debug, Default)]
@@ -21,6 +29,9 @@ pub(crate) struct ServiceCache {
 struct State {
     generation: u64,
     documents: HashMap<String, Option<Arc<str>>>,
+    /// Cluster mode: the newest document read of each account, with its
+    /// version.
+    versioned: HashMap<String, (ServiceVersion, Option<Arc<str>>)>,
 }
 
 /// What a lookup found: the cached document, or a miss to fill with
@@ -60,6 +71,35 @@ impl ServiceCache {
         state.generation += 1;
         state.documents.insert(account.to_owned(), Some(doc));
     }
+
+    /// The document of `account` at `version`, when that is the one cached.
+    pub(crate) fn at_version(
+        &self,
+        account: &str,
+        version: ServiceVersion,
+    ) -> Option<Option<Arc<str>>> {
+        match self.state().versioned.get(account) {
+            Some((v, doc)) if *v == version => Some(doc.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keeps `doc`, read at `version`, unless a newer one is cached
+    /// (versions only grow; never set is the oldest).
+    pub(crate) fn keep_version(
+        &self,
+        account: &str,
+        version: ServiceVersion,
+        doc: Option<Arc<str>>,
+    ) {
+        let mut state = self.state();
+        match state.versioned.get(account) {
+            Some((v, _)) if *v > version => {}
+            _ => {
+                state.versioned.insert(account.to_owned(), (version, doc));
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -83,6 +123,26 @@ mod tests {
         cache.replace("a", Arc::from("new"));
         cache.fill("a", generation, Some(Arc::from("old")));
         assert_eq!(hit(&cache, "a"), Some(Some("new".into())));
+    }
+
+    #[test]
+    fn a_versioned_document_answers_only_at_its_version() {
+        let cache = ServiceCache::default();
+        assert_eq!(cache.at_version("a", None), None, "nothing cached");
+        cache.keep_version("a", None, None);
+        assert_eq!(cache.at_version("a", None), Some(None));
+        assert_eq!(cache.at_version("a", Some(1)), None, "set since");
+        cache.keep_version("a", Some(2), Some(Arc::from("two")));
+        // A slower reader of an older version does not bring it back.
+        cache.keep_version("a", Some(1), Some(Arc::from("one")));
+        assert_eq!(cache.at_version("a", Some(1)), None);
+        assert_eq!(
+            cache
+                .at_version("a", Some(2))
+                .map(|d| d.map(|d| d.to_string())),
+            Some(Some("two".into()))
+        );
+        assert_eq!(cache.at_version("b", Some(2)), None, "per account");
     }
 
     #[test]

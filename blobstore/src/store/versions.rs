@@ -255,6 +255,20 @@ pub(crate) fn write_base(
     keeping: Keeping,
     now: SystemTime,
 ) -> Result<i64> {
+    write_base_as(tx, cid, existing, new, keeping, now, None)
+}
+
+/// [`write_base`], giving a new row the id `reserved` when there is one
+/// (`meta::put_target`).
+pub(crate) fn write_base_as(
+    tx: &dyn Sql,
+    cid: i64,
+    existing: Option<&BlobRow>,
+    new: &mut NewBlob,
+    keeping: Keeping,
+    now: SystemTime,
+    reserved: Option<i64>,
+) -> Result<i64> {
     next_version(tx, cid, existing, new, keeping, now)?;
     match existing {
         Some(r) => {
@@ -262,7 +276,7 @@ pub(crate) fn write_base(
             meta::collect_unreferenced(tx, &old, now)?;
             Ok(r.id)
         }
-        None => meta::insert_blob(tx, cid, new),
+        None => meta::insert_blob_as(tx, cid, new, reserved),
     }
 }
 

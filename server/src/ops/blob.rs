@@ -169,7 +169,8 @@ pub(crate) async fn get_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiEr
             value: "true".into(),
         });
     }
-    let out = ctx.store().get_blob(input).await?;
+    let mut out = ctx.store().get_blob(input).await?;
+    let service = out.service_properties.take();
     let p = &out.properties;
     let mut b = match &out.range {
         Some(_) => HttpResponse::PartialContent(),
@@ -223,25 +224,21 @@ pub(crate) async fn get_blob(ctx: &RequestContext) -> Result<HttpResponse, ApiEr
         let res = b.no_chunking(len).streaming(futures::stream::iter(
             bytes.into_iter().map(Ok::<_, std::io::Error>),
         ));
-        return Ok(response::drop_default_content_type(
-            res,
-            p,
-            ctx.sas.as_ref(),
-        ));
+        let mut res = response::drop_default_content_type(res, p, ctx.sas.as_ref());
+        super::cors::remember_service_properties(&mut res, service);
+        return Ok(res);
     }
     let res = b.no_chunking(len).streaming(body);
-    Ok(response::drop_default_content_type(
-        res,
-        p,
-        ctx.sas.as_ref(),
-    ))
+    let mut res = response::drop_default_content_type(res, p, ctx.sas.as_ref());
+    super::cors::remember_service_properties(&mut res, service);
+    Ok(res)
 }
 
 pub(crate) async fn get_blob_properties(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {
     refuse_unsupported(ctx)?;
-    let p = ctx
+    let (p, service) = ctx
         .store()
-        .get_blob_properties(get_input(ctx, false)?)
+        .get_blob_properties_with_service(get_input(ctx, false)?)
         .await?;
     let mut b = HttpResponse::Ok();
     response::blob_properties(&mut b, &p);
@@ -256,11 +253,9 @@ pub(crate) async fn get_blob_properties(ctx: &RequestContext) -> Result<HttpResp
     let res = b
         .no_chunking(p.size)
         .streaming(futures::stream::empty::<Result<bytes::Bytes, std::io::Error>>());
-    Ok(response::drop_default_content_type(
-        res,
-        &p,
-        ctx.sas.as_ref(),
-    ))
+    let mut res = response::drop_default_content_type(res, &p, ctx.sas.as_ref());
+    super::cors::remember_service_properties(&mut res, service);
+    Ok(res)
 }
 
 pub(crate) async fn get_blob_metadata(ctx: &RequestContext) -> Result<HttpResponse, ApiError> {

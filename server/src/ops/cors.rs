@@ -7,6 +7,7 @@
 
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse};
+use stowage_blobstore::ServiceSnapshot;
 
 use crate::cors::{self, Actual, CorsRule, Preflight};
 use crate::error::ApiError;
@@ -14,17 +15,37 @@ use crate::state::AppState;
 
 /// The account's CORS rules, in order; none when its service properties
 /// were never set or the account is not configured (not even looked up:
-/// the store remembers every account it is asked about).
-async fn rules(state: &AppState, account: &str) -> Result<Vec<CorsRule>, ApiError> {
+/// the store remembers every account it is asked about). `seen` is the
+/// document the request's own read returned, when it did
+/// ([`remember_service_properties`]): then nothing more is read.
+async fn rules(
+    state: &AppState,
+    account: &str,
+    seen: Option<ServiceSnapshot>,
+) -> Result<Vec<CorsRule>, ApiError> {
     if state.accounts.get(account).is_none() {
         return Ok(Vec::new());
     }
-    Ok(state
-        .store
-        .get_service_properties(account)
-        .await?
+    let doc = match seen {
+        Some(ServiceSnapshot(doc)) => doc,
+        None => state.store.get_service_properties(account).await?,
+    };
+    Ok(doc
         .map(|doc| crate::xml::cors_rules(&doc))
         .unwrap_or_default())
+}
+
+/// Keeps the service properties a handler's read returned with its answer,
+/// for [`add_actual_headers`]: in cluster mode Get Blob and Get Blob
+/// Properties read them in the same snapshot as the blob, which saves the
+/// request a round trip to the database.
+pub(crate) fn remember_service_properties(
+    response: &mut HttpResponse,
+    seen: Option<ServiceSnapshot>,
+) {
+    if let Some(seen) = seen {
+        response.extensions_mut().insert(seen);
+    }
 }
 
 /// A header as text; absent, empty or not visible ASCII counts as absent.
@@ -53,7 +74,7 @@ pub(crate) async fn preflight_blob_request(
         method,
         headers: header(req, "access-control-request-headers"),
     };
-    let rules = rules(state, account).await?;
+    let rules = rules(state, account, None).await?;
     let headers = cors::preflight(&rules, &p).ok_or(ApiError::CorsPreflightFailure)?;
     let mut b = HttpResponse::Ok();
     for (name, value) in headers {
@@ -76,7 +97,8 @@ pub(crate) async fn add_actual_headers(
     if origin.is_none() && !matches!(method, "GET" | "HEAD") {
         return;
     }
-    let rules = match rules(state, account).await {
+    let seen = response.extensions().get::<ServiceSnapshot>().cloned();
+    let rules = match rules(state, account, seen).await {
         Ok(r) => r,
         Err(e) => {
             tracing::debug!(error = %e, "CORS rules unavailable");

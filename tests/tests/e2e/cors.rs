@@ -527,3 +527,53 @@ async fn set_refuses_rules_outside_the_reference_limits_and_keeps_the_old_ones()
     let r = preflight(&client, "/c/b", Some(APP), Some("PUT"), None).await;
     assert_eq!(r.header("access-control-max-age").as_deref(), Some("10"));
 }
+
+/// On a cluster each node answers a blob read's CORS headers from the rules
+/// as of the read's own snapshot: rules set through one node apply to the
+/// next GET or HEAD on any other, although each node keeps the document it
+/// read last. Get Blob and Get Blob Properties read nothing more for them:
+/// 2 and 1 round trips to the database (`docs/cluster.md`, "Round trips").
+#[tokio::test]
+async fn on_a_cluster_rules_set_on_one_node_apply_at_once_on_the_others() {
+    let server = TestServer::start_cluster(3).await;
+    let nodes = server.node_clients();
+    let container = unique("cors");
+    nodes[0].create_container(&container).await;
+    let path = format!("/{container}/b");
+    let put = nodes[1].put_blob(&container, "b", &[7u8; 4096]).await;
+    assert_eq!(put.status, 201, "{}", put.text());
+    let allowed = |r: &Response| r.header("access-control-allow-origin");
+    for round in 0..3 {
+        // Each round lets APP in, then OTHER only, through a different node.
+        for (origin, setter) in [(APP, round % 3), (OTHER, (round + 1) % 3)] {
+            set_cors(&nodes[setter], &rule(origin, "GET,HEAD", "*", "", 60)).await;
+            for node in &nodes {
+                let get = node.get(&path).header("origin", APP).send().await;
+                assert_eq!(get.status, 200);
+                let head = node.head(&path).header("origin", APP).send().await;
+                let want = (origin == APP).then(|| APP.to_owned());
+                assert_eq!(allowed(&get), want, "round {round}, GET");
+                assert_eq!(allowed(&head), want, "round {round}, HEAD");
+            }
+        }
+    }
+    // Node 0's engine counts its round trips: the rules are unchanged
+    // since its last read, so none is spent on them. The fewest of three
+    // tries, since the node's background work counts too.
+    let trips = || server.store.metadata_round_trips().unwrap();
+    for (method, want) in [("GET", 2), ("HEAD", 1)] {
+        let mut fewest = u64::MAX;
+        for _ in 0..3 {
+            let before = trips();
+            let r = nodes[0]
+                .request(method, &path)
+                .header("origin", OTHER)
+                .send()
+                .await;
+            assert_eq!(r.status, 200);
+            assert_eq!(allowed(&r).as_deref(), Some(OTHER));
+            fewest = fewest.min(trips() - before);
+        }
+        assert_eq!(fewest, want, "{method}");
+    }
+}
