@@ -5,23 +5,38 @@ use super::sql::{Sql, vals};
 use crate::Result;
 use crate::timestamps::to_nanos;
 
+/// Whether an extent is still referenced, on SQLite.
+const STILL_USED: &str = "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
+             OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
+             OR EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)";
+
+/// The same on PostgreSQL, where two transactions holding the locks of two
+/// different blobs may drop their references to one extent (shared since a
+/// copy) at the same time: each would still see the other's reference,
+/// uncommitted, and neither would record the extent as garbage. `FOR
+/// UPDATE` waits for a transaction that deleted a referencing row and then
+/// skips the row if that transaction committed. Two such transactions
+/// waiting for each other are a deadlock, which the database detects and
+/// ends by rolling one back (a write that can run again does).
+const STILL_USED_LOCKING: &str =
+    "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1 FOR UPDATE)
+             OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1 FOR UPDATE)
+             OR EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1 FOR UPDATE)";
+
 /// Of `candidates`, records as garbage (since `now`) those that no blob
 /// version references any more. Called in the transaction that dropped the
-/// references, so an extent can never be garbage and referenced at once.
+/// references, so an extent can never be garbage and referenced at once:
+/// in cluster mode a reference to another blob's extent is only added
+/// while that blob's lock is held (a copy locks its source).
 pub(crate) fn collect_unreferenced(
     conn: &dyn Sql,
     candidates: &[String],
     now: std::time::SystemTime,
 ) -> Result<()> {
+    let still_used = conn.dialect().pick(STILL_USED, STILL_USED_LOCKING);
     for extent in candidates.iter().filter(|e| !e.is_empty()) {
         let used: bool = conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
-             OR EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
-             OR EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)",
-                &vals![&extent],
-                |r| r.get(0),
-            )?
+            .query_row(still_used, &vals![&extent], |r| r.get(0))?
             .unwrap_or(true);
         if !used {
             conn.execute(

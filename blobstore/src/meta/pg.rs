@@ -23,14 +23,19 @@ use postgres::error::SqlState;
 use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
+use super::locks::Scope;
 use super::sql::{Dialect, Sql, SqlRow, Value, ValueRef, dollar_placeholders};
 use crate::{Error, Result};
 
-/// What opens a write transaction: sent in the same round trip as the
-/// transaction's first statement. The advisory lock every write
-/// transaction takes is "stowage!" in ASCII, as a big-endian integer.
-const BEGIN_WRITE: &str =
-    "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(8319396970186106145)";
+/// What opens a write transaction whose locks are `scope`'s: sent in the
+/// same round trip as the transaction's first statement. The lock
+/// statement also reads the database's clock once the locks are granted.
+fn begin_write(scope: &Scope) -> String {
+    format!(
+        "BEGIN ISOLATION LEVEL READ COMMITTED; {}",
+        scope.lock_statement()
+    )
+}
 
 /// What opens a read transaction, likewise.
 const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
@@ -157,10 +162,14 @@ impl PgConnection {
     /// lost connection that cannot be opened again at once), it is tried
     /// again; once `f` has run, a failure is the caller's
     /// ([`PgConnection::write_again`] runs a closure that may run twice).
-    pub(crate) fn write<T>(&mut self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+    pub(crate) fn write<T>(
+        &mut self,
+        scope: &Scope,
+        f: impl FnOnce(&dyn Sql) -> Result<T>,
+    ) -> Result<T> {
         let f = RefCell::new(Some(f));
         self.run(
-            BEGIN_WRITE,
+            &begin_write(scope),
             true,
             &mut |sql| {
                 let f = f.borrow_mut().take().ok_or_else(ran_once)?;
@@ -174,8 +183,12 @@ impl PgConnection {
     /// connection before the commit was sent, a serialization failure or a
     /// deadlock run it again in a new transaction (a bounded number of
     /// times).
-    pub(crate) fn write_again<T>(&mut self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
-        self.run(BEGIN_WRITE, true, &mut |sql| f(sql), &|| true)
+    pub(crate) fn write_again<T>(
+        &mut self,
+        scope: &Scope,
+        mut f: impl FnMut(&dyn Sql) -> Result<T>,
+    ) -> Result<T> {
+        self.run(&begin_write(scope), true, &mut |sql| f(sql), &|| true)
     }
 
     /// Runs `f` in a read-only transaction (one snapshot for all its
@@ -202,7 +215,7 @@ impl PgConnection {
     /// `f` can run again.
     fn run<T>(
         &mut self,
-        begin: &'static str,
+        begin: &str,
         write: bool,
         f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
         rerunnable: &dyn Fn() -> bool,
@@ -237,7 +250,7 @@ impl PgConnection {
 
     fn attempt<T>(
         &mut self,
-        begin: &'static str,
+        begin: &str,
         write: bool,
         f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
     ) -> std::result::Result<T, Failure> {
@@ -253,6 +266,7 @@ impl PgConnection {
             statements: RefCell::new(&mut self.statements),
             begin: RefCell::new(Some(begin)),
             round_trips: &self.round_trips,
+            clock: std::cell::Cell::new(None),
         };
         let out = f(&session);
         if session.begin.borrow().is_some() {
@@ -388,8 +402,11 @@ fn retryable(e: &Error) -> bool {
 struct PgSession<'c> {
     client: &'c Client,
     statements: RefCell<&'c mut HashMap<String, Statement>>,
-    begin: RefCell<Option<&'static str>>,
+    begin: RefCell<Option<&'c str>>,
     round_trips: &'c AtomicU64,
+    /// The database's clock when a write's locks were granted
+    /// (microseconds since the epoch), read with BEGIN.
+    clock: std::cell::Cell<Option<i64>>,
 }
 
 impl PgSession<'_> {
@@ -414,8 +431,8 @@ impl PgSession<'_> {
         match self.begin.borrow_mut().take() {
             Some(begin) => {
                 let (begun, out) =
-                    self.wait(futures::future::join(self.client.batch_execute(begin), f));
-                begun?;
+                    self.wait(futures::future::join(self.client.simple_query(begin), f));
+                self.clock.set(last_integer(&begun?));
                 Ok(out?)
             }
             None => Ok(self.wait(f)?),
@@ -459,6 +476,17 @@ impl PgSession<'_> {
             .insert(sql.to_owned(), prepared.clone());
         Ok(prepared)
     }
+}
+
+/// The last column of the last row of a simple query's answer, as an
+/// integer: the clock a write's lock statement reads.
+fn last_integer(messages: &[tokio_postgres::SimpleQueryMessage]) -> Option<i64> {
+    messages.iter().rev().find_map(|m| match m {
+        tokio_postgres::SimpleQueryMessage::Row(row) => {
+            row.get(row.len().checked_sub(1)?)?.parse().ok()
+        }
+        _ => None,
+    })
 }
 
 /// PostgreSQL could not tell the type of a parameter.
@@ -659,12 +687,20 @@ impl PgPool {
         self.connection().read(f)
     }
 
-    pub(crate) fn write<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
-        self.connection().write(f)
+    pub(crate) fn write<T>(
+        &self,
+        scope: &Scope,
+        f: impl FnOnce(&dyn Sql) -> Result<T>,
+    ) -> Result<T> {
+        self.connection().write(scope, f)
     }
 
-    pub(crate) fn write_again<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
-        self.connection().write_again(f)
+    pub(crate) fn write_again<T>(
+        &self,
+        scope: &Scope,
+        f: impl FnMut(&dyn Sql) -> Result<T>,
+    ) -> Result<T> {
+        self.connection().write_again(scope, f)
     }
 
     /// The round trips to the database that this pool's connections have
@@ -717,7 +753,7 @@ mod tests {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
         };
-        let on_pg = conn.write(run).unwrap();
+        let on_pg = conn.write(&Scope::Store, run).unwrap();
         let on_sqlite = run(&sqlite).unwrap();
         assert_eq!(on_pg, on_sqlite);
         let keys: Vec<&str> = on_pg.iter().map(|r| r.0.as_str()).collect();
@@ -731,7 +767,7 @@ mod tests {
         let pg = TempPostgres::start().unwrap();
         let mut conn = PgConnection::connect(&pg.new_database().unwrap()).unwrap();
         let sums = conn
-            .write(|sql| {
+            .write(&Scope::Store, |sql| {
                 sql.execute("CREATE TABLE t (n BIGINT)", &[])?;
                 for n in 1..=3i64 {
                     sql.execute("INSERT INTO t (n) VALUES (?1)", &vals![n])?;
@@ -749,10 +785,12 @@ mod tests {
         assert_eq!(sums, [1, 3, 6]);
     }
 
+    /// An unscoped write takes the cluster key exclusively, as every write
+    /// did before there were scopes.
     #[test]
-    fn the_write_lock_spells_stowage() {
+    fn an_unscoped_write_locks_the_whole_store() {
         let lock = i64::from_be_bytes(*b"stowage!");
-        assert!(BEGIN_WRITE.ends_with(&format!("pg_advisory_xact_lock({lock})")));
+        assert!(begin_write(&Scope::Store).contains(&format!("pg_advisory_xact_lock({lock}),")));
     }
 
     /// Ends every other session of the database (as a restart of the
@@ -799,7 +837,7 @@ mod tests {
         terminate_others(&url);
         wait_closed(&conn);
         let mut runs = 0;
-        conn.write(|sql| {
+        conn.write(&Scope::Store, |sql| {
             runs += 1;
             sql.execute("INSERT INTO t (n) VALUES (1)", &[])
         })
@@ -827,7 +865,7 @@ mod tests {
         };
 
         let mut runs = 0;
-        conn.write_again(|sql| {
+        conn.write_again(&Scope::Store, |sql| {
             runs += 1;
             if runs == 1 {
                 lose_connection(sql)?;
@@ -838,7 +876,7 @@ mod tests {
         assert_eq!(runs, 2);
         assert_eq!(count(&mut conn), 1, "only the second run committed");
 
-        let once = conn.write(|sql| {
+        let once = conn.write(&Scope::Store, |sql| {
             lose_connection(sql)?;
             sql.execute("INSERT INTO t (n) VALUES (3)", &[])
         });
@@ -856,7 +894,7 @@ mod tests {
         let mut conn = PgConnection::connect(&url).unwrap();
         let fail = "DO $$ BEGIN RAISE EXCEPTION 'lost a race' USING ERRCODE = '40001'; END $$";
         let mut runs = 0;
-        let out = conn.write_again(|sql| {
+        let out = conn.write_again(&Scope::Store, |sql| {
             runs += 1;
             if runs < 3 {
                 sql.execute(fail, &[])?;
@@ -866,7 +904,7 @@ mod tests {
         assert_eq!(out.unwrap(), 3);
         let mut runs = 0;
         let e = conn
-            .write_again(|sql| {
+            .write_again(&Scope::Store, |sql| {
                 runs += 1;
                 sql.execute(fail, &[])
             })
@@ -887,13 +925,17 @@ mod tests {
             pg.stop(how);
             let started = std::time::Instant::now();
             let e = conn
-                .write(|sql| sql.execute("INSERT INTO t (n) VALUES (1)", &[]))
+                .write(&Scope::Store, |sql| {
+                    sql.execute("INSERT INTO t (n) VALUES (1)", &[])
+                })
                 .unwrap_err();
             assert!(e.is_unavailable(), "{e:?}");
             assert!(started.elapsed() < CONNECT_TIMEOUT + Duration::from_secs(3));
             pg.start_again().unwrap();
-            conn.write(|sql| sql.execute("INSERT INTO t (n) VALUES (1)", &[]))
-                .unwrap();
+            conn.write(&Scope::Store, |sql| {
+                sql.execute("INSERT INTO t (n) VALUES (1)", &[])
+            })
+            .unwrap();
         }
         assert_eq!(count(&mut conn), 2);
     }

@@ -140,8 +140,7 @@ impl Store {
                 .unwrap_or_else(|| ACCOUNT_ENCRYPTION_KEY.to_owned()),
             deny_encryption_scope_override: input.deny_encryption_scope_override,
         };
-        self.inner
-            .db
+        self.container_db(&new.account, &new.name)
             .write(move |tx| meta::insert_container(tx, &new))
             .await?;
         Ok(version)
@@ -186,8 +185,7 @@ impl Store {
     ) -> Result<Versioned> {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
+        self.container_db(&input.account, input.container.as_str())
             .write(move |tx| {
                 let row = checked_container(
                     tx,
@@ -246,8 +244,7 @@ impl Store {
     pub async fn set_container_acl(&self, input: SetContainerAclInput) -> Result<Versioned> {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
+        self.container_db(&input.account, input.container.as_str())
             .write(move |tx| {
                 let row = checked_container(
                     tx,
@@ -283,8 +280,7 @@ impl Store {
     pub async fn delete_container(&self, input: DeleteContainerInput) -> Result<()> {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
+        self.container_db(&input.account, input.container.as_str())
             .write_reserved(move |tx| {
                 let row = checked_container(
                     tx,
@@ -321,6 +317,9 @@ impl Store {
     /// version given, or its retention has passed; database failures.
     pub async fn restore_container(&self, input: RestoreContainerInput) -> Result<()> {
         let now = self.now();
+        // The whole store: it changes two names (the deleted container's
+        // and the one it takes), and two restores of one deleted container
+        // under two names must not both succeed.
         self.inner
             .db
             .write(move |tx| {

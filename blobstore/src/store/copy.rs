@@ -114,8 +114,23 @@ impl Store {
         let now = self.now();
         let store = self.clone();
         let copy_id = uuid::Uuid::new_v4().to_string();
+        // The source's lock too: the copy refers to its extents, which an
+        // overwrite of the source would otherwise record as garbage while
+        // this commits (docs/cluster.md, "Consistency").
         self.inner
             .db
+            .locking(meta::Scope::blobs(
+                (
+                    &input.account,
+                    input.container.as_str(),
+                    input.blob.as_str(),
+                ),
+                (
+                    &input.source.account,
+                    input.source.container.as_str(),
+                    input.source.blob.as_str(),
+                ),
+            ))
             .write(move |tx| {
                 let src = &input.source;
                 let source = source_row(tx, src, now)?;
@@ -283,8 +298,7 @@ impl Store {
         let now = self.now();
         let (account, container, blob) = (account.to_owned(), container.clone(), blob.clone());
         let copy_id = copy_id.to_owned();
-        self.inner
-            .db
+        self.blob_db(&account, container.as_str(), blob.as_str())
             .write(move |tx| {
                 let cid = meta::container_id(tx, &account, container.as_str())?;
                 let row = super::blobs::require_committed(tx, cid, &blob, None, now)?;

@@ -353,6 +353,23 @@ impl Store {
         self.inner.clock.now()
     }
 
+    /// The metadata database, its writes locking the blob `name` (with its
+    /// snapshots and versions) in cluster mode (`docs/cluster.md`,
+    /// "Consistency").
+    pub(crate) fn blob_db(&self, account: &str, container: &str, name: &str) -> Db {
+        self.inner
+            .db
+            .locking(meta::Scope::blob(account, container, name))
+    }
+
+    /// The metadata database, its writes locking one container's own row
+    /// in cluster mode: the writes of its blobs wait, and are waited for.
+    pub(crate) fn container_db(&self, account: &str, container: &str) -> Db {
+        self.inner
+            .db
+            .locking(meta::Scope::container(account, container))
+    }
+
     /// The round trips this store has waited for on its PostgreSQL
     /// metadata database (`None` on SQLite): for the tests that hold each
     /// operation to its count.
