@@ -553,6 +553,19 @@ impl Sql for PgSession<'_> {
         Ok(())
     }
 
+    fn locked_at(&self) -> Result<Option<std::time::SystemTime>> {
+        let pending = self.begin.borrow_mut().take();
+        if let Some(begin) = pending {
+            // Asked before the first statement: BEGIN and the locks alone.
+            let begun = self.wait(self.client.simple_query(begin))?;
+            self.clock.set(last_integer(&begun));
+        }
+        Ok(self
+            .clock
+            .get()
+            .map(|micros| crate::timestamps::from_nanos(micros.saturating_mul(1000))))
+    }
+
     fn sqlite(&self) -> Result<&rusqlite::Connection> {
         Err(Error::Internal(
             "this operation is not available on the PostgreSQL metadata database yet".into(),

@@ -126,6 +126,7 @@ impl Store {
         .write(move |tx| {
             let now = store.now();
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
             let mut row = require_committed(tx, cid, &input.blob, None, now)?;
             let current = Current {
                 etag: row.version.etag.as_str(),
@@ -232,6 +233,7 @@ impl Store {
             .write_again(move |tx| {
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 let mut row = require_committed(tx, cid, &input.blob, None, now)?;
                 check_append(tx, &mut row, &input, now)?;
                 crate::extents::check_md5(input.transactional_md5, md5)?;

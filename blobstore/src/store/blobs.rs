@@ -334,6 +334,7 @@ impl Store {
                 input.container.as_str(),
                 input.blob.as_str(),
             )?;
+            let now = store.judge_now(tx, now)?;
             let current = super::expiry::purge_read_if_expired(
                 tx,
                 container_id,
@@ -545,6 +546,7 @@ impl Store {
         self.blob_db(&account, container.as_str(), blob.as_str())
             .write(move |tx| {
                 let container_id = meta::container_id(tx, &account, container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 let mut row = require_committed(tx, container_id, &blob, None, now)?;
                 conditions::evaluate(&conditions, Some(current(&row)), ConditionKind::Write)?;
                 super::tags::check_if_tags(tx, &conditions, Some(row.id), ConditionKind::Write)?;
@@ -594,6 +596,7 @@ impl Store {
         )
         .write_reserved(move |tx| {
             let container_id = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
             let keeping = store.keeping(tx, &input.account)?;
             let name = input.blob.as_str();
             if input.permanent {

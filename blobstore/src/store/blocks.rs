@@ -248,6 +248,7 @@ impl Store {
             )
             .write_again(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
                 let lease = check_put_block(row.as_ref(), input.lease_id.as_ref(), now)?;
@@ -338,6 +339,7 @@ impl Store {
         )
         .write_again(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
             super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
             let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
             let committed_row = row.as_ref().filter(|r| r.committed);

@@ -134,6 +134,7 @@ impl Store {
             .write(move |tx| {
                 let src = &input.source;
                 let source = source_row(tx, src, now)?;
+                let now = store.judge_now(tx, now)?;
                 let source_current = Current {
                     etag: source.version.etag.as_str(),
                     last_modified: source.version.last_modified,
@@ -298,9 +299,11 @@ impl Store {
         let now = self.now();
         let (account, container, blob) = (account.to_owned(), container.clone(), blob.clone());
         let copy_id = copy_id.to_owned();
+        let store = self.clone();
         self.blob_db(&account, container.as_str(), blob.as_str())
             .write(move |tx| {
                 let cid = meta::container_id(tx, &account, container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 let row = super::blobs::require_committed(tx, cid, &blob, None, now)?;
                 lease_after_write(Some(&row), lease_id.as_ref(), now)?;
                 let copy = row

@@ -73,6 +73,7 @@ impl Store {
     /// `InvalidExpiryTime` for a time that is not after `now`.
     pub async fn set_blob_expiry(&self, input: SetBlobExpiryInput) -> Result<Versioned> {
         let now = self.now();
+        let store = self.clone();
         self.blob_db(
             &input.account,
             input.container.as_str(),
@@ -80,6 +81,7 @@ impl Store {
         )
         .write(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
             let row = require_committed(tx, cid, &input.blob, None, now)?;
             stowage_leases::check(
                 &row.lease,

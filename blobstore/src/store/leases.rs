@@ -53,6 +53,7 @@ impl Store {
     pub async fn lease_blob(&self, input: LeaseBlobInput) -> Result<LeaseOutput> {
         let now = self.now();
         let generated = LeaseId::random();
+        let store = self.clone();
         self.blob_db(
             &input.account,
             input.container.as_str(),
@@ -66,6 +67,7 @@ impl Store {
                 input.container.as_str(),
                 input.blob.as_str(),
             )?;
+            let now = store.judge_now(tx, now)?;
             let mut row = row.ok_or(Error::BlobNotFound)?;
             if row.committed {
                 let current = Current {
@@ -99,9 +101,11 @@ impl Store {
     pub async fn lease_container(&self, input: LeaseContainerInput) -> Result<LeaseOutput> {
         let now = self.now();
         let generated = LeaseId::random();
+        let store = self.clone();
         self.container_db(&input.account, input.container.as_str())
             .write_reserved(move |tx| {
                 let row = meta::require_container(tx, &input.account, input.container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 let current = Current {
                     etag: row.version.etag.as_str(),
                     last_modified: row.version.last_modified,

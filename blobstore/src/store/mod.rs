@@ -353,6 +353,24 @@ impl Store {
         self.inner.clock.now()
     }
 
+    /// The time a write transaction judges by (lease expiry, break
+    /// periods, expiry times, Last-Modified): in cluster mode the
+    /// database's clock when the transaction's locks were granted, so that
+    /// every node judges by one clock whatever its own reads; otherwise, and
+    /// on a clock moved by hand (tests), `local`, read before the
+    /// transaction. Call it after the transaction's first statement: the
+    /// time comes with its locks, at no extra round trip.
+    pub(crate) fn judge_now(
+        &self,
+        tx: &dyn meta::sql::Sql,
+        local: SystemTime,
+    ) -> Result<SystemTime> {
+        if self.inner.clock.is_manual() {
+            return Ok(local);
+        }
+        Ok(tx.locked_at()?.unwrap_or(local))
+    }
+
     /// The metadata database, its writes locking the blob `name` (with its
     /// snapshots and versions) in cluster mode (`docs/cluster.md`,
     /// "Consistency").

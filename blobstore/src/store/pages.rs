@@ -260,6 +260,7 @@ impl Store {
             let now = store.now();
             let put = &input.put;
             let cid = meta::container_id(tx, &put.account, put.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
             let (existing, lease) = check_put(tx, cid, put, now)?;
             let version = Versioned {
                 etag: store.inner.etags.next(now),
@@ -356,6 +357,7 @@ impl Store {
             .write(move |tx| {
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 let mut row = require_committed(tx, cid, &input.blob, None, now)?;
                 let page = check_page_write(tx, &mut row, &input, now)?;
                 let etag = store.inner.etags.next(now);
@@ -475,6 +477,7 @@ impl Store {
         .write(move |tx| {
             let now = store.now();
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
             let mut row = require_committed(tx, cid, &input.blob, None, now)?;
             conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Write)?;
             super::tags::check_if_tags(tx, &input.conditions, Some(row.id), ConditionKind::Write)?;

@@ -55,6 +55,7 @@ impl Store {
         )
         .write(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
             let base = require_committed(tx, cid, &input.blob, None, now)?;
             let current = Current {
                 etag: base.version.etag.as_str(),

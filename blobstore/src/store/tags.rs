@@ -152,6 +152,7 @@ impl Store {
     /// `ContainerNotFound`, `BlobNotFound`, `ConditionNotMet`, lease refusals.
     pub async fn set_blob_tags(&self, input: SetBlobTagsInput) -> Result<()> {
         let now = self.now();
+        let store = self.clone();
         self.blob_db(
             &input.account,
             input.container.as_str(),
@@ -159,6 +160,7 @@ impl Store {
         )
         .write(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
             let row = super::blobs::require_version(
                 tx,
                 cid,

@@ -41,6 +41,7 @@ impl Store {
     pub async fn set_blob_tier(&self, input: SetBlobTierInput) -> Result<SetTierOutcome> {
         let now = self.now();
         let delay = self.inner.config.rehydrate_delay;
+        let store = self.clone();
         self.blob_db(
             &input.account,
             input.container.as_str(),
@@ -48,6 +49,7 @@ impl Store {
         )
         .write(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
             let row = super::blobs::require_version(
                 tx,
                 cid,
