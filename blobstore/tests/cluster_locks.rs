@@ -314,7 +314,7 @@ async fn a_lease_is_judged_by_the_database_clock_whatever_the_node_clock() {
         duration: LeaseDuration::Fixed(15),
         proposed_id: None,
     };
-    wrong.lease_blob(lease(acquire.clone())).await.unwrap();
+    wrong.lease_blob(lease(acquire)).await.unwrap();
     match right.lease_blob(lease(acquire)).await {
         Err(Error::Lease(LeaseError::LeaseAlreadyPresent)) => {}
         other => panic!("the other node acquired a held lease: {other:?}"),
