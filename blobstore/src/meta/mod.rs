@@ -162,6 +162,9 @@ impl Db {
     /// container a write changes, and every blob it refers to. SQLite
     /// ignores the scope.
     pub(crate) fn locking(&self, scope: Scope) -> Db {
+        if !self.is_shared() {
+            return self.clone();
+        }
         Db {
             scope: Arc::new(scope),
             ..self.clone()
