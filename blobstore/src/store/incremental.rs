@@ -149,6 +149,7 @@ impl Store {
                 let now = store.now();
                 let src = &input.source;
                 let source = super::copy::source_row(tx, src, now)?;
+                let now = store.judge_now(tx, now)?;
                 if source.blob_type != BlobType::PageBlob {
                     return Err(Error::InvalidSourceBlobType);
                 }
