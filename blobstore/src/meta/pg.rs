@@ -5,8 +5,9 @@
 //! A [`PgConnection`] is one synchronous `postgres` client with its cache
 //! of prepared statements; it is used from one thread at a time, like a
 //! SQLite connection. [`PgConnection::write`] runs a closure in a
-//! transaction that holds the cluster's write lock, so two nodes racing on
-//! one row end like two writers on one SQLite database: one wins, the other
+//! transaction that holds the write locks of its scope (its blob, its
+//! container, or the whole store: [`Scope`]), so two nodes racing on one
+//! blob end like two writers on one SQLite database: one wins, the other
 //! sees the winner's row. Reads run in REPEATABLE READ transactions: one
 //! snapshot for all the statements of a read.
 
@@ -45,13 +46,13 @@ const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The server-side limit on one statement (`statement_timeout`), the wait
-/// for the write lock included: a statement that runs longer is cancelled
+/// for the write locks included: a statement that runs longer is cancelled
 /// and its request answered 503.
 pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A session left idle inside a transaction this long (a node that stopped
-/// half-way, holding the write lock) is ended by the database, which rolls
-/// the transaction back and frees the lock.
+/// half-way, holding its write locks) is ended by the database, which
+/// rolls the transaction back and frees the locks.
 pub(crate) const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Attempts at one transaction when it fails in a way that running it again
@@ -147,15 +148,16 @@ impl PgConnection {
     }
 
     /// Runs `f` in a write transaction and commits it. The transaction
-    /// first takes the cluster's write lock (a transaction-level advisory
-    /// lock), so the write transactions of every node run one after
-    /// another, as on SQLite's single writer: the rows `f` reads cannot
-    /// change before it writes. It runs READ COMMITTED: its statements read
-    /// what was committed before the lock was granted (a SERIALIZABLE
-    /// snapshot would be taken by the statement that waits for the lock,
-    /// and so miss the write that held it).
+    /// first takes the locks of `scope` (transaction-level advisory locks),
+    /// so the write transactions of every node that touch what `f` touches
+    /// run one after another, as on SQLite's single writer: the rows `f`
+    /// reads under them cannot change before it writes. It runs READ
+    /// COMMITTED: its statements read what was committed before the locks
+    /// were granted (a SERIALIZABLE snapshot would be taken by the
+    /// statement that waits for them, and so miss the write that held
+    /// them).
     ///
-    /// Round trips: BEGIN and the lock travel with `f`'s first statement,
+    /// Round trips: BEGIN and the locks travel with `f`'s first statement,
     /// then one per further statement, and one for COMMIT.
     ///
     /// `f` runs once: when the transaction fails before `f` was called (a
