@@ -237,3 +237,16 @@ fn as_owner(mut command: Command, owner: Option<(u32, u32)>) -> Command {
     }
     command
 }
+
+/// The advisory lock keys a write to blob `name` takes in cluster mode, in
+/// the order it takes them (`docs/cluster.md`, "Consistency"): the cluster
+/// key, shared; the container's, shared; the blob's, exclusive. For tests
+/// that hold a blob's locks by hand on a connection of their own.
+#[must_use]
+pub fn blob_lock_keys(account: &str, container: &str, name: &str) -> [i64; 3] {
+    [
+        crate::meta::locks::CLUSTER_KEY,
+        crate::meta::locks::container_key(account, container),
+        crate::meta::locks::blob_key(account, container, name),
+    ]
+}

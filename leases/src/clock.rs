@@ -12,6 +12,13 @@ use std::time::{Duration, SystemTime};
 pub trait Clock: Send + Sync + std::fmt::Debug {
     /// The current instant.
     fn now(&self) -> SystemTime;
+
+    /// Whether the clock is moved by hand (tests, benchmarks): what it
+    /// reads is then the time for everything, even where a shared
+    /// database's clock would otherwise decide.
+    fn is_manual(&self) -> bool {
+        false
+    }
 }
 
 /// The real clock.
@@ -62,6 +69,10 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> SystemTime {
         *self.lock()
+    }
+
+    fn is_manual(&self) -> bool {
+        true
     }
 }
 

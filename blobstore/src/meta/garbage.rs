@@ -5,9 +5,33 @@ use super::sql::{Sql, vals};
 use crate::Result;
 use crate::timestamps::to_nanos;
 
+/// Records an extent (?1) as garbage since ?2 unless something still
+/// refers to it, on SQLite.
+const COLLECT: &str = "INSERT INTO garbage (extent, since) SELECT ?1, ?2
+             WHERE NOT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
+             AND NOT EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
+             AND NOT EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)
+             ON CONFLICT DO NOTHING";
+
+/// The same on PostgreSQL, where two transactions holding the locks of two
+/// different blobs may drop their references to one extent (shared since a
+/// copy) at the same time: each would still see the other's reference,
+/// uncommitted, and neither would record the extent as garbage. `FOR
+/// UPDATE` waits for a transaction that deleted a referencing row and then
+/// skips the row if that transaction committed. Two such transactions
+/// waiting for each other are a deadlock, which the database detects and
+/// ends by rolling one back (a write that can run again does).
+const COLLECT_LOCKING: &str = "INSERT INTO garbage (extent, since) SELECT ?1, ?2
+             WHERE NOT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1 FOR UPDATE)
+             AND NOT EXISTS (SELECT 1 FROM blocks WHERE extent = ?1 FOR UPDATE)
+             AND NOT EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1 FOR UPDATE)
+             ON CONFLICT DO NOTHING";
+
 /// Of `candidates`, records as garbage (since `now`) those that no blob
 /// version references any more. Called in the transaction that dropped the
-/// references, so an extent can never be garbage and referenced at once.
+/// references, so an extent can never be garbage and referenced at once:
+/// in cluster mode a reference to another blob's extent is only added
+/// while that blob's lock is held (a copy locks its source).
 pub(crate) fn collect_unreferenced(
     conn: &dyn Sql,
     candidates: &[String],
@@ -16,15 +40,9 @@ pub(crate) fn collect_unreferenced(
     // One statement per candidate that decides and records: nothing
     // waits for it (on PostgreSQL it travels with the next statement or
     // the COMMIT, docs/cluster.md, "Round trips").
+    let collect = conn.dialect().pick(COLLECT, COLLECT_LOCKING);
     for extent in candidates.iter().filter(|e| !e.is_empty()) {
-        conn.execute_deferred(
-            "INSERT INTO garbage (extent, since) SELECT ?1, ?2
-             WHERE NOT EXISTS (SELECT 1 FROM blob_extents WHERE extent = ?1)
-             AND NOT EXISTS (SELECT 1 FROM blocks WHERE extent = ?1)
-             AND NOT EXISTS (SELECT 1 FROM page_ranges WHERE extent = ?1)
-             ON CONFLICT DO NOTHING",
-            &vals![&extent, to_nanos(now)],
-        )?;
+        conn.execute_deferred(collect, &vals![&extent, to_nanos(now)])?;
     }
     Ok(())
 }

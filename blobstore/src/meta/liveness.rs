@@ -282,7 +282,10 @@ mod tests {
     }
 
     fn take(pool: &PgPool) -> Vec<String> {
-        pool.write(|tx| take_dead_uploads(tx, BOUND, 100)).unwrap()
+        pool.write(&crate::meta::locks::Scope::Store, |tx| {
+            take_dead_uploads(tx, BOUND, 100)
+        })
+        .unwrap()
     }
 
     /// A node may judge others once it has beaten for the bound without a
@@ -337,18 +340,35 @@ mod tests {
         assert!(take(&pool).is_empty());
 
         // The live node commits one upload and drops the other.
-        pool.write(|tx| finish_upload(tx, "a1")).unwrap();
+        pool.write(&crate::meta::locks::Scope::Store, |tx| {
+            finish_upload(tx, "a1")
+        })
+        .unwrap();
         assert!(pool.autocommit(|c| forget_upload(c, "d1")).unwrap());
         // Node 2's commit, after its record was taken: refused.
-        let late = pool.write(|tx| finish_upload(tx, "b2"));
+        let late = pool.write(&crate::meta::locks::Scope::Store, |tx| {
+            finish_upload(tx, "b2")
+        });
         assert!(matches!(late, Err(Error::Unavailable(_))), "{late:?}");
         assert!(!pool.autocommit(|c| forget_upload(c, "b2")).unwrap());
         // Inline and empty extents have no record.
-        pool.write(|tx| finish_upload(tx, "i.0123")).unwrap();
-        pool.write(|tx| finish_upload(tx, "")).unwrap();
+        pool.write(&crate::meta::locks::Scope::Store, |tx| {
+            finish_upload(tx, "i.0123")
+        })
+        .unwrap();
+        pool.write(&crate::meta::locks::Scope::Store, |tx| {
+            finish_upload(tx, "")
+        })
+        .unwrap();
 
         // Node 2 has nothing left: its row goes; node 1 stays.
-        assert_eq!(pool.write(|tx| forget_dead_nodes(tx, BOUND)).unwrap(), 1);
+        assert_eq!(
+            pool.write(&crate::meta::locks::Scope::Store, |tx| forget_dead_nodes(
+                tx, BOUND
+            ))
+            .unwrap(),
+            1
+        );
         assert!(!pool.read(|c| any_dead_node(c, BOUND)).unwrap());
         let left = pool
             .read(|c| {
@@ -391,11 +411,19 @@ mod tests {
         for node in [1, 2] {
             pool.autocommit(|c| heartbeat(c, node, BOUND)).unwrap();
         }
-        pool.write(|tx| own_copy(tx, "copy-live", live, 1)).unwrap();
-        pool.write(|tx| own_copy(tx, "copy-dead", dead, 2)).unwrap();
+        pool.write(&crate::meta::locks::Scope::Store, |tx| {
+            own_copy(tx, "copy-live", live, 1)
+        })
+        .unwrap();
+        pool.write(&crate::meta::locks::Scope::Store, |tx| {
+            own_copy(tx, "copy-dead", dead, 2)
+        })
+        .unwrap();
         let fail = || {
-            pool.write(|tx| fail_dead_copies(tx, BOUND, "gone", std::time::UNIX_EPOCH))
-                .unwrap()
+            pool.write(&crate::meta::locks::Scope::Store, |tx| {
+                fail_dead_copies(tx, BOUND, "gone", std::time::UNIX_EPOCH)
+            })
+            .unwrap()
         };
         assert_eq!(fail(), 0);
         set_back(&pool, 2);
@@ -412,7 +440,16 @@ mod tests {
             })
             .unwrap();
         assert_eq!(states, vec!["dead failed gone", "live pending -"]);
-        pool.write(|tx| disown_copy(tx, "copy-live")).unwrap();
-        assert_eq!(pool.write(|tx| forget_dead_nodes(tx, BOUND)).unwrap(), 1);
+        pool.write(&crate::meta::locks::Scope::Store, |tx| {
+            disown_copy(tx, "copy-live")
+        })
+        .unwrap();
+        assert_eq!(
+            pool.write(&crate::meta::locks::Scope::Store, |tx| forget_dead_nodes(
+                tx, BOUND
+            ))
+            .unwrap(),
+            1
+        );
     }
 }

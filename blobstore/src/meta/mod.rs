@@ -20,6 +20,7 @@ mod inline;
 mod lease_columns;
 mod listing;
 mod liveness;
+pub(crate) mod locks;
 mod nodes;
 mod pages;
 pub(crate) mod pg;
@@ -43,6 +44,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::Result;
 use crate::observe::{MetadataCall, StoreObserver};
 use crate::space::Space;
+pub(crate) use locks::Scope;
 use sql::Sql;
 
 pub(crate) use blobs::{BlobRow, ExtentRef, NewBlob};
@@ -96,6 +98,8 @@ pub(crate) struct Db {
     backend: Backend,
     space: Arc<Space>,
     observer: Option<Arc<dyn StoreObserver>>,
+    /// What this handle's writes lock in cluster mode ([`Db::locking`]).
+    scope: Arc<Scope>,
 }
 
 impl Db {
@@ -130,6 +134,7 @@ impl Db {
             backend: Backend::Sqlite(Arc::new(pool::Pool::new(writer, readers)?)),
             space,
             observer: None,
+            scope: Arc::default(),
         })
     }
 
@@ -143,6 +148,7 @@ impl Db {
             backend: Backend::Postgres(Arc::new(pool)),
             space,
             observer: None,
+            scope: Arc::default(),
         })
     }
 
@@ -150,6 +156,20 @@ impl Db {
     /// (PostgreSQL): then nothing read from it may be kept in memory.
     pub(crate) fn is_shared(&self) -> bool {
         matches!(self.backend, Backend::Postgres(_))
+    }
+
+    /// This handle, its writes locking `scope` in cluster mode instead of
+    /// the whole store (`docs/cluster.md`, "Consistency"): the blob or
+    /// container a write changes, and every blob it refers to. SQLite
+    /// ignores the scope.
+    pub(crate) fn locking(&self, scope: Scope) -> Db {
+        if !self.is_shared() {
+            return self.clone();
+        }
+        Db {
+            scope: Arc::new(scope),
+            ..self.clone()
+        }
     }
 
     /// Reports the duration of every call to `observer`: the one place the
@@ -246,7 +266,8 @@ impl Db {
             }),
             Backend::Postgres(pool) => {
                 let pool = Arc::clone(pool);
-                within_deadline(tokio::task::spawn_blocking(move || pool.write(f))).await
+                let scope = Arc::clone(&self.scope);
+                within_deadline(tokio::task::spawn_blocking(move || pool.write(&scope, f))).await
             }
         };
         self.observed(MetadataCall::Write, started);
@@ -280,7 +301,11 @@ impl Db {
         };
         let started = self.start();
         let pool = Arc::clone(pool);
-        let out = within_deadline(tokio::task::spawn_blocking(move || pool.write_again(f))).await;
+        let scope = Arc::clone(&self.scope);
+        let out = within_deadline(tokio::task::spawn_blocking(move || {
+            pool.write_again(&scope, f)
+        }))
+        .await;
         self.observed(MetadataCall::Write, started);
         self.space.observe(out)
     }

@@ -5,15 +5,17 @@
 //! A [`PgConnection`] is one synchronous `postgres` client with its cache
 //! of prepared statements; it is used from one thread at a time, like a
 //! SQLite connection. [`PgConnection::write`] runs a closure in a
-//! transaction that holds the cluster's write lock, so two nodes racing on
-//! one row end like two writers on one SQLite database: one wins, the other
+//! transaction that holds the write locks of its scope (its blob, its
+//! container, or the whole store: [`Scope`]), so two nodes racing on one
+//! blob end like two writers on one SQLite database: one wins, the other
 //! sees the winner's row. Reads run in REPEATABLE READ transactions: one
 //! snapshot for all the statements of a read.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
@@ -25,16 +27,21 @@ use postgres::error::SqlState;
 use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
+use super::locks::Scope;
 use super::sql::{Dialect, Sql, SqlRow, Value, ValueRef, dollar_placeholders};
 use crate::{Error, Result};
 
 mod autocommit;
 
-/// What opens a write transaction: sent in the same round trip as the
-/// transaction's first statement. The advisory lock every write
-/// transaction takes is "stowage!" in ASCII, as a big-endian integer.
-const BEGIN_WRITE: &str =
-    "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(8319396970186106145)";
+/// What opens a write transaction whose locks are `scope`'s: sent in the
+/// same round trip as the transaction's first statement. The lock
+/// statement also reads the database's clock once the locks are granted.
+fn begin_write(scope: &Scope) -> String {
+    format!(
+        "BEGIN ISOLATION LEVEL READ COMMITTED; {}",
+        scope.lock_statement()
+    )
+}
 
 /// The comment in front of every statement sent without waiting
 /// ([`Sql::execute_deferred`]).
@@ -48,13 +55,13 @@ const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The server-side limit on one statement (`statement_timeout`), the wait
-/// for the write lock included: a statement that runs longer is cancelled
+/// for the write locks included: a statement that runs longer is cancelled
 /// and its request answered 503.
 pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A session left idle inside a transaction this long (a node that stopped
-/// half-way, holding the write lock) is ended by the database, which rolls
-/// the transaction back and frees the lock.
+/// half-way, holding its write locks) is ended by the database, which
+/// rolls the transaction back and frees the locks.
 pub(crate) const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Attempts at one transaction when it fails in a way that running it again
@@ -150,15 +157,16 @@ impl PgConnection {
     }
 
     /// Runs `f` in a write transaction and commits it. The transaction
-    /// first takes the cluster's write lock (a transaction-level advisory
-    /// lock), so the write transactions of every node run one after
-    /// another, as on SQLite's single writer: the rows `f` reads cannot
-    /// change before it writes. It runs READ COMMITTED: its statements read
-    /// what was committed before the lock was granted (a SERIALIZABLE
-    /// snapshot would be taken by the statement that waits for the lock,
-    /// and so miss the write that held it).
+    /// first takes the locks of `scope` (transaction-level advisory locks),
+    /// so the write transactions of every node that touch what `f` touches
+    /// run one after another, as on SQLite's single writer: the rows `f`
+    /// reads under them cannot change before it writes. It runs READ
+    /// COMMITTED: its statements read what was committed before the locks
+    /// were granted (a SERIALIZABLE snapshot would be taken by the
+    /// statement that waits for them, and so miss the write that held
+    /// them).
     ///
-    /// Round trips: BEGIN and the lock travel with `f`'s first statement,
+    /// Round trips: BEGIN and the locks travel with `f`'s first statement,
     /// then one per further statement waited for, and one for COMMIT; the
     /// statements sent with [`Sql::execute_deferred`] travel with the next
     /// of these.
@@ -167,10 +175,14 @@ impl PgConnection {
     /// lost connection that cannot be opened again at once), it is tried
     /// again; once `f` has run, a failure is the caller's
     /// ([`PgConnection::write_again`] runs a closure that may run twice).
-    pub(crate) fn write<T>(&mut self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+    pub(crate) fn write<T>(
+        &mut self,
+        scope: &Scope,
+        f: impl FnOnce(&dyn Sql) -> Result<T>,
+    ) -> Result<T> {
         let f = RefCell::new(Some(f));
         self.run(
-            BEGIN_WRITE,
+            &begin_write(scope),
             true,
             &mut |sql| {
                 let f = f.borrow_mut().take().ok_or_else(ran_once)?;
@@ -184,8 +196,12 @@ impl PgConnection {
     /// connection before the commit was sent, a serialization failure or a
     /// deadlock run it again in a new transaction (a bounded number of
     /// times).
-    pub(crate) fn write_again<T>(&mut self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
-        self.run(BEGIN_WRITE, true, &mut |sql| f(sql), &|| true)
+    pub(crate) fn write_again<T>(
+        &mut self,
+        scope: &Scope,
+        mut f: impl FnMut(&dyn Sql) -> Result<T>,
+    ) -> Result<T> {
+        self.run(&begin_write(scope), true, &mut |sql| f(sql), &|| true)
     }
 
     /// Runs `f` in a read-only transaction (one snapshot for all its
@@ -212,7 +228,7 @@ impl PgConnection {
     /// `f` can run again.
     fn run<T>(
         &mut self,
-        begin: &'static str,
+        begin: &str,
         write: bool,
         f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
         rerunnable: &dyn Fn() -> bool,
@@ -247,7 +263,7 @@ impl PgConnection {
 
     fn attempt<T>(
         &mut self,
-        begin: &'static str,
+        begin: &str,
         write: bool,
         f: &mut dyn FnMut(&dyn Sql) -> Result<T>,
     ) -> std::result::Result<T, Failure> {
@@ -264,6 +280,7 @@ impl PgConnection {
             begin: RefCell::new(Some(begin)),
             round_trips: &self.round_trips,
             deferred: RefCell::default(),
+            clock: Rc::default(),
         };
         let out = f(&session);
         if session.begin.borrow().is_some() {
@@ -402,11 +419,15 @@ fn retryable(e: &Error) -> bool {
 struct PgSession<'c> {
     client: &'c Client,
     statements: RefCell<&'c mut HashMap<String, Statement>>,
-    begin: RefCell<Option<&'static str>>,
+    begin: RefCell<Option<&'c str>>,
     round_trips: &'c AtomicU64,
     /// The answers of the statements sent without waiting
     /// ([`Sql::execute_deferred`]), in the order they were sent.
     deferred: RefCell<Vec<Deferred<'c>>>,
+    /// The database's clock when a write's locks were granted
+    /// (microseconds since the epoch), read with BEGIN (shared with the
+    /// answer of a BEGIN sent without waiting).
+    clock: Rc<Cell<Option<i64>>>,
 }
 
 /// The answer of a statement sent without waiting.
@@ -481,9 +502,9 @@ impl<'c> PgSession<'c> {
         match begin {
             Some(begin) => {
                 let (begun, out) = self.wait(
-                    futures::future::join(self.client.batch_execute(begin), f).map(Ok::<_, Error>),
+                    futures::future::join(self.client.simple_query(begin), f).map(Ok::<_, Error>),
                 )?;
-                begun?;
+                self.clock.set(last_integer(&begun?));
                 Ok(out?)
             }
             None => self.wait(f),
@@ -495,8 +516,11 @@ impl<'c> PgSession<'c> {
         let begin = self.begin.borrow_mut().take();
         if let Some(begin) = begin {
             let client = self.client;
+            let clock = Rc::clone(&self.clock);
             self.defer(Box::pin(async move {
-                client.batch_execute(begin).await.map(|()| 0)
+                let begun = client.simple_query(begin).await?;
+                clock.set(last_integer(&begun));
+                Ok(0)
             }));
         }
     }
@@ -547,6 +571,17 @@ async fn settle(deferred: Vec<Deferred<'_>>) -> std::result::Result<(), postgres
         answer?;
     }
     Ok(())
+}
+
+/// The last column of the last row of a simple query's answer, as an
+/// integer: the clock a write's lock statement reads.
+fn last_integer(messages: &[tokio_postgres::SimpleQueryMessage]) -> Option<i64> {
+    messages.iter().rev().find_map(|m| match m {
+        tokio_postgres::SimpleQueryMessage::Row(row) => {
+            row.get(row.len().checked_sub(1)?)?.parse().ok()
+        }
+        _ => None,
+    })
 }
 
 /// PostgreSQL could not tell the type of a parameter.
@@ -637,6 +672,22 @@ impl Sql for PgSession<'_> {
             }
         }
         Ok(())
+    }
+
+    fn locked_at(&self) -> Result<Option<std::time::SystemTime>> {
+        let pending = self.begin.borrow_mut().take();
+        if let Some(begin) = pending {
+            // Asked before the first statement: BEGIN and the locks alone.
+            let begun = self.wait(self.client.simple_query(begin))?;
+            self.clock.set(last_integer(&begun));
+        } else if self.clock.get().is_none() && !self.deferred.borrow().is_empty() {
+            // BEGIN was sent without waiting: its answer carries the clock.
+            self.wait(futures::future::ready(Ok::<(), Error>(())))?;
+        }
+        Ok(self
+            .clock
+            .get()
+            .map(|micros| crate::timestamps::from_nanos(micros.saturating_mul(1000))))
     }
 
     fn sqlite(&self) -> Result<&rusqlite::Connection> {
@@ -773,12 +824,20 @@ impl PgPool {
         self.connection().read(f)
     }
 
-    pub(crate) fn write<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
-        self.connection().write(f)
+    pub(crate) fn write<T>(
+        &self,
+        scope: &Scope,
+        f: impl FnOnce(&dyn Sql) -> Result<T>,
+    ) -> Result<T> {
+        self.connection().write(scope, f)
     }
 
-    pub(crate) fn write_again<T>(&self, f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T> {
-        self.connection().write_again(f)
+    pub(crate) fn write_again<T>(
+        &self,
+        scope: &Scope,
+        f: impl FnMut(&dyn Sql) -> Result<T>,
+    ) -> Result<T> {
+        self.connection().write_again(scope, f)
     }
 
     /// The round trips to the database that this pool's connections have
@@ -831,7 +890,7 @@ mod tests {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
         };
-        let on_pg = conn.write(run).unwrap();
+        let on_pg = conn.write(&Scope::Store, run).unwrap();
         let on_sqlite = run(&sqlite).unwrap();
         assert_eq!(on_pg, on_sqlite);
         let keys: Vec<&str> = on_pg.iter().map(|r| r.0.as_str()).collect();
@@ -845,7 +904,7 @@ mod tests {
         let pg = TempPostgres::start().unwrap();
         let mut conn = PgConnection::connect(&pg.new_database().unwrap()).unwrap();
         let sums = conn
-            .write(|sql| {
+            .write(&Scope::Store, |sql| {
                 sql.execute("CREATE TABLE t (n BIGINT)", &[])?;
                 for n in 1..=3i64 {
                     sql.execute("INSERT INTO t (n) VALUES (?1)", &vals![n])?;
@@ -875,7 +934,7 @@ mod tests {
         let insert = "INSERT INTO t (n) VALUES (?1)";
         // Prepares both statements; the waited count sees the deferred row.
         let seen = conn
-            .write(|sql| {
+            .write(&Scope::Store, |sql| {
                 sql.execute_deferred(insert, &vals![1i64])?;
                 sql.query_value::<i64>("SELECT COUNT(*) FROM t", &[])
             })
@@ -884,7 +943,7 @@ mod tests {
         assert_eq!(count(&mut conn), 1);
 
         let before = conn.round_trips.load(Ordering::Relaxed);
-        conn.write(|sql| {
+        conn.write(&Scope::Store, |sql| {
             sql.query_value::<i64>("SELECT COUNT(*) FROM t", &[])?;
             sql.execute_deferred(insert, &vals![2i64])?;
             sql.execute_deferred(insert, &vals![3i64])
@@ -897,7 +956,7 @@ mod tests {
         let unique = |e: &Error| matches!(e, Error::Postgres(p) if p.code() == Some(&SqlState::UNIQUE_VIOLATION));
         // Failing at the COMMIT: rows before and after it are not kept.
         let e = conn
-            .write(|sql| {
+            .write(&Scope::Store, |sql| {
                 sql.execute_deferred(insert, &vals![4i64])?;
                 sql.execute_deferred(insert, &vals![2i64])?;
                 sql.execute_deferred(insert, &vals![5i64])
@@ -908,21 +967,25 @@ mod tests {
         assert_eq!(count(&mut conn), 3);
         // Failing at the next statement waited for.
         let e = conn
-            .write(|sql| {
+            .write(&Scope::Store, |sql| {
                 sql.execute_deferred(insert, &vals![3i64])?;
                 sql.query_value::<i64>("SELECT COUNT(*) FROM t", &[])
             })
             .unwrap_err();
         assert!(unique(&e), "{e:?}");
-        conn.write(|sql| sql.execute_deferred(insert, &vals![6i64]))
-            .unwrap();
+        conn.write(&Scope::Store, |sql| {
+            sql.execute_deferred(insert, &vals![6i64])
+        })
+        .unwrap();
         assert_eq!(count(&mut conn), 4);
     }
 
+    /// An unscoped write takes the cluster key exclusively, as every write
+    /// did before there were scopes.
     #[test]
-    fn the_write_lock_spells_stowage() {
+    fn an_unscoped_write_locks_the_whole_store() {
         let lock = i64::from_be_bytes(*b"stowage!");
-        assert!(BEGIN_WRITE.ends_with(&format!("pg_advisory_xact_lock({lock})")));
+        assert!(begin_write(&Scope::Store).contains(&format!("pg_advisory_xact_lock({lock}),")));
     }
 
     /// Ends every other session of the database (as a restart of the
@@ -969,7 +1032,7 @@ mod tests {
         terminate_others(&url);
         wait_closed(&conn);
         let mut runs = 0;
-        conn.write(|sql| {
+        conn.write(&Scope::Store, |sql| {
             runs += 1;
             sql.execute("INSERT INTO t (n) VALUES (1)", &[])
         })
@@ -997,7 +1060,7 @@ mod tests {
         };
 
         let mut runs = 0;
-        conn.write_again(|sql| {
+        conn.write_again(&Scope::Store, |sql| {
             runs += 1;
             if runs == 1 {
                 lose_connection(sql)?;
@@ -1008,7 +1071,7 @@ mod tests {
         assert_eq!(runs, 2);
         assert_eq!(count(&mut conn), 1, "only the second run committed");
 
-        let once = conn.write(|sql| {
+        let once = conn.write(&Scope::Store, |sql| {
             lose_connection(sql)?;
             sql.execute("INSERT INTO t (n) VALUES (3)", &[])
         });
@@ -1026,7 +1089,7 @@ mod tests {
         let mut conn = PgConnection::connect(&url).unwrap();
         let fail = "DO $$ BEGIN RAISE EXCEPTION 'lost a race' USING ERRCODE = '40001'; END $$";
         let mut runs = 0;
-        let out = conn.write_again(|sql| {
+        let out = conn.write_again(&Scope::Store, |sql| {
             runs += 1;
             if runs < 3 {
                 sql.execute(fail, &[])?;
@@ -1036,7 +1099,7 @@ mod tests {
         assert_eq!(out.unwrap(), 3);
         let mut runs = 0;
         let e = conn
-            .write_again(|sql| {
+            .write_again(&Scope::Store, |sql| {
                 runs += 1;
                 sql.execute(fail, &[])
             })
@@ -1057,13 +1120,17 @@ mod tests {
             pg.stop(how);
             let started = std::time::Instant::now();
             let e = conn
-                .write(|sql| sql.execute("INSERT INTO t (n) VALUES (1)", &[]))
+                .write(&Scope::Store, |sql| {
+                    sql.execute("INSERT INTO t (n) VALUES (1)", &[])
+                })
                 .unwrap_err();
             assert!(e.is_unavailable(), "{e:?}");
             assert!(started.elapsed() < CONNECT_TIMEOUT + Duration::from_secs(3));
             pg.start_again().unwrap();
-            conn.write(|sql| sql.execute("INSERT INTO t (n) VALUES (1)", &[]))
-                .unwrap();
+            conn.write(&Scope::Store, |sql| {
+                sql.execute("INSERT INTO t (n) VALUES (1)", &[])
+            })
+            .unwrap();
         }
         assert_eq!(count(&mut conn), 2);
     }

@@ -27,7 +27,7 @@ pub(crate) fn migrate(conn: &mut PgConnection) -> Result<()> {
 
 fn migrate_locked(conn: &mut PgConnection) -> Result<()> {
     conn.batch("CREATE TABLE IF NOT EXISTS stowage_schema (version BIGINT NOT NULL)")?;
-    conn.write(|sql| {
+    conn.write(&super::locks::Scope::Store, |sql| {
         let version = current(sql)?;
         if version > SCHEMA_VERSION {
             return Err(Error::Corrupt(format!(

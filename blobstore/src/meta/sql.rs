@@ -300,6 +300,14 @@ pub(crate) trait Sql {
     /// The SQLite connection under this one, for the functions not yet
     /// written against this interface; PostgreSQL refuses them.
     fn sqlite(&self) -> Result<&rusqlite::Connection>;
+
+    /// The database's clock when this write transaction's locks were
+    /// granted, on a database that several nodes share (PostgreSQL);
+    /// `None` elsewhere. Read with the locks, so free after the
+    /// transaction's first statement (a round trip before it).
+    fn locked_at(&self) -> Result<Option<std::time::SystemTime>> {
+        Ok(None)
+    }
 }
 
 impl dyn Sql + '_ {

@@ -238,14 +238,14 @@ mod tests {
         )
         .unwrap();
         let order = fill_order(&from).unwrap();
-        conn.write(|pg| {
+        conn.write(&crate::meta::locks::Scope::Store, |pg| {
             assert!(is_empty(pg)?);
             assert_eq!(copy_tables(&from, pg, &order)?, 4);
             reset_identities(pg)
         })
         .unwrap();
         let new_id = conn
-            .write(|pg| {
+            .write(&crate::meta::locks::Scope::Store, |pg| {
                 pg.query_value::<i64>(
                     "INSERT INTO containers (account, name, etag, last_modified, metadata,
                          default_encryption_scope, deny_encryption_scope_override)

@@ -118,45 +118,44 @@ impl Store {
     /// `InvalidBlobType`, append-position failures.
     pub async fn seal_append_blob(&self, input: SealAppendBlobInput) -> Result<Versioned> {
         let store = self.clone();
-        self.inner
-            .db
-            .write(move |tx| {
-                let now = store.now();
-                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let mut row = require_committed(tx, cid, &input.blob, None, now)?;
-                let current = Current {
-                    etag: row.version.etag.as_str(),
-                    last_modified: row.version.last_modified,
-                };
-                conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
-                super::tags::check_if_tags(
-                    tx,
-                    &input.conditions,
-                    Some(row.id),
-                    ConditionKind::Write,
-                )?;
-                let lease = lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
-                if row.blob_type != BlobType::AppendBlob {
-                    return Err(Error::InvalidBlobType);
-                }
-                input.append.check(row.size, 0)?;
-                if row.sealed {
-                    if lease != row.lease {
-                        row.lease = lease;
-                        meta::update_blob_attributes(tx, &row)?;
-                    }
-                } else {
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write(move |tx| {
+            let now = store.now();
+            let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
+            let mut row = require_committed(tx, cid, &input.blob, None, now)?;
+            let current = Current {
+                etag: row.version.etag.as_str(),
+                last_modified: row.version.last_modified,
+            };
+            conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+            super::tags::check_if_tags(tx, &input.conditions, Some(row.id), ConditionKind::Write)?;
+            let lease = lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
+            if row.blob_type != BlobType::AppendBlob {
+                return Err(Error::InvalidBlobType);
+            }
+            input.append.check(row.size, 0)?;
+            if row.sealed {
+                if lease != row.lease {
                     row.lease = lease;
-                    row.version = Versioned {
-                        etag: store.inner.etags.next(now),
-                        last_modified: now,
-                    };
-                    meta::update_after_append(tx, &row)?;
-                    meta::seal_blob(tx, row.id)?;
+                    meta::update_blob_attributes(tx, &row)?;
                 }
-                Ok(row.version)
-            })
-            .await
+            } else {
+                row.lease = lease;
+                row.version = Versioned {
+                    etag: store.inner.etags.next(now),
+                    last_modified: now,
+                };
+                meta::update_after_append(tx, &row)?;
+                meta::seal_blob(tx, row.id)?;
+            }
+            Ok(row.version)
+        })
+        .await
     }
 
     /// Append Block.
@@ -226,8 +225,11 @@ impl Store {
         let md5 = written.md5;
         let crc64 = written.crc64;
         let result = self
-            .inner
-            .db
+            .blob_db(
+                &input.account,
+                input.container.as_str(),
+                input.blob.as_str(),
+            )
             .write_again(move |tx| {
                 let now = store.now();
                 // The container and the row in one statement on
@@ -239,6 +241,7 @@ impl Store {
                     input.container.as_str(),
                     input.blob.as_str(),
                 )?;
+                let now = store.judge_now(tx, now)?;
                 let mut row = match row {
                     Some(r) if r.committed && !crate::expiry::is_expired(r.expires_at, now) => r,
                     _ => return Err(Error::BlobNotFound),

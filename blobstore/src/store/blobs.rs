@@ -323,87 +323,91 @@ impl Store {
             .collect();
         let size = written.len;
         let (id, inline) = (written.id.clone(), written.inline.clone());
-        self.inner
-            .db
-            .write_again(move |tx| {
-                // The container, the current row and the account's soft
-                // delete policy in one statement on PostgreSQL, and the
-                // writes below sent without waiting, with the COMMIT: two
-                // round trips (docs/cluster.md, "Round trips").
-                let target = meta::put_target(
-                    tx,
-                    &input.account,
-                    input.container.as_str(),
-                    input.blob.as_str(),
-                )?;
-                let (container_id, current) = (target.container_id, target.current);
-                let current = super::expiry::purge_read_if_expired(
-                    tx,
-                    container_id,
-                    input.blob.as_str(),
-                    current,
-                    now,
-                )?;
-                let (existing, lease) = check_put_row(tx, current, &input, now)?;
-                crate::extents::check_md5(input.transactional_md5, body_md5)?;
-                crate::extents::check_crc64(input.transactional_crc64, body_crc64)?;
-                if input.blob_type == BlobType::BlockBlob {
-                    check_stated_md5(input.content.content_md5.as_deref(), body_md5)?;
-                }
-                WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;
-                let version = Versioned {
-                    etag: store.inner.etags.next(now),
-                    last_modified: now,
-                };
-                let mut content = input.content.clone();
-                if content.content_md5.is_none() && input.blob_type == BlobType::BlockBlob {
-                    content.content_md5 = Some(body_md5.to_vec());
-                }
-                let mut new = NewBlob {
-                    name: input.blob.as_str().to_owned(),
-                    snapshot: None,
-                    committed: true,
-                    blob_type: input.blob_type,
-                    size,
-                    version: version.clone(),
-                    creation_time: existing
-                        .as_ref()
-                        .filter(|r| r.committed)
-                        .map_or(now, |r| r.creation_time),
-                    content,
-                    metadata: input.metadata.clone(),
-                    committed_block_count: (input.blob_type == BlobType::AppendBlob).then_some(0),
-                    sealed: false,
-                    tier: TierRecord::written(input.access_tier),
-                    copy: None,
-                    lease,
-                    extents: extents.clone(),
-                    version_id: None,
-                };
-                let keeping = super::versions::Keeping {
-                    versioning: store.inner.config.versioning.enabled(&input.account),
-                    retention: target.retention,
-                };
-                let id = super::versions::write_base_as(
-                    tx,
-                    container_id,
-                    existing.as_ref(),
-                    &mut new,
-                    keeping,
-                    now,
-                    target.reserved_id,
-                )?;
-                if existing.is_some() || !input.tags.is_empty() {
-                    meta::set_tags(tx, id, &input.tags)?;
-                }
-                Ok(PutBlobOutput {
-                    version,
-                    body_md5,
-                    body_crc64,
-                    version_id: new.version_id,
-                })
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write_again(move |tx| {
+            // The container, the current row and the account's soft
+            // delete policy in one statement on PostgreSQL, and the
+            // writes below sent without waiting, with the COMMIT: two
+            // round trips (docs/cluster.md, "Round trips").
+            let target = meta::put_target(
+                tx,
+                &input.account,
+                input.container.as_str(),
+                input.blob.as_str(),
+            )?;
+            let (container_id, current) = (target.container_id, target.current);
+            let now = store.judge_now(tx, now)?;
+            let current = super::expiry::purge_read_if_expired(
+                tx,
+                container_id,
+                input.blob.as_str(),
+                current,
+                now,
+            )?;
+            let (existing, lease) = check_put_row(tx, current, &input, now)?;
+            crate::extents::check_md5(input.transactional_md5, body_md5)?;
+            crate::extents::check_crc64(input.transactional_crc64, body_crc64)?;
+            if input.blob_type == BlobType::BlockBlob {
+                check_stated_md5(input.content.content_md5.as_deref(), body_md5)?;
+            }
+            WrittenExtent::store_inline(id.as_deref(), inline.as_ref(), tx)?;
+            let version = Versioned {
+                etag: store.inner.etags.next(now),
+                last_modified: now,
+            };
+            let mut content = input.content.clone();
+            if content.content_md5.is_none() && input.blob_type == BlobType::BlockBlob {
+                content.content_md5 = Some(body_md5.to_vec());
+            }
+            let mut new = NewBlob {
+                name: input.blob.as_str().to_owned(),
+                snapshot: None,
+                committed: true,
+                blob_type: input.blob_type,
+                size,
+                version: version.clone(),
+                creation_time: existing
+                    .as_ref()
+                    .filter(|r| r.committed)
+                    .map_or(now, |r| r.creation_time),
+                content,
+                metadata: input.metadata.clone(),
+                committed_block_count: (input.blob_type == BlobType::AppendBlob).then_some(0),
+                sealed: false,
+                tier: TierRecord::written(input.access_tier),
+                copy: None,
+                lease,
+                extents: extents.clone(),
+                version_id: None,
+            };
+            let keeping = super::versions::Keeping {
+                versioning: store.inner.config.versioning.enabled(&input.account),
+                retention: target.retention,
+            };
+            let id = super::versions::write_base_as(
+                tx,
+                container_id,
+                existing.as_ref(),
+                &mut new,
+                keeping,
+                now,
+                target.reserved_id,
+            )?;
+            if existing.is_some() || !input.tags.is_empty() {
+                meta::set_tags(tx, id, &input.tags)?;
+            }
+            Ok(PutBlobOutput {
+                version,
+                body_md5,
+                body_crc64,
+                version_id: new.version_id,
             })
-            .await
+        })
+        .await
     }
 
     /// Get Blob: resolves the version and range and pins its extents in one
@@ -583,10 +587,10 @@ impl Store {
     {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
+        self.blob_db(&account, container.as_str(), blob.as_str())
             .write(move |tx| {
                 let container_id = meta::container_id(tx, &account, container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 let mut row = require_committed(tx, container_id, &blob, None, now)?;
                 conditions::evaluate(&conditions, Some(current(&row)), ConditionKind::Write)?;
                 super::tags::check_if_tags(tx, &conditions, Some(row.id), ConditionKind::Write)?;
@@ -629,73 +633,67 @@ impl Store {
     pub async fn delete_blob(&self, input: DeleteBlobInput) -> Result<bool> {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
-            .write_reserved(move |tx| {
-                let container_id =
-                    meta::container_id(tx, &input.account, input.container.as_str())?;
-                let keeping = store.keeping(tx, &input.account)?;
-                let name = input.blob.as_str();
-                if input.permanent {
-                    return super::versions::delete_permanently(
-                        tx,
-                        container_id,
-                        &input,
-                        keeping,
-                        now,
-                    );
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write_reserved(move |tx| {
+            let container_id = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
+            let keeping = store.keeping(tx, &input.account)?;
+            let name = input.blob.as_str();
+            if input.permanent {
+                return super::versions::delete_permanently(tx, container_id, &input, keeping, now);
+            }
+            let row = match &input.version_id {
+                Some(v) => {
+                    meta::get_version(tx, container_id, name, v)?.filter(|r| r.deleted.is_none())
                 }
-                let row = match &input.version_id {
-                    Some(v) => meta::get_version(tx, container_id, name, v)?
-                        .filter(|r| r.deleted.is_none()),
-                    None => meta::get_blob(tx, container_id, name, input.snapshot.as_deref())?,
-                }
-                .ok_or(Error::BlobNotFound)?;
-                if input.version_id.is_some() && row.is_base() {
-                    // The service deletes the current version only through
-                    // the blob itself.
-                    return Err(Error::OperationNotAllowedOnRootBlob);
-                }
-                if row.committed {
-                    conditions::evaluate(
-                        &input.conditions,
-                        Some(current(&row)),
-                        ConditionKind::Write,
-                    )?;
-                    super::tags::check_if_tags(
-                        tx,
-                        &input.conditions,
-                        Some(row.id),
-                        ConditionKind::Write,
-                    )?;
-                }
-                if !row.is_base() {
-                    // Deleting a snapshot or version by id needs no lease id (B7).
-                    return super::versions::delete_kept(tx, &row, keeping, now);
-                }
-                lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
-                let snapshots = meta::count_snapshots(tx, container_id, name)?;
-                match input.delete_snapshots {
-                    None if snapshots > 0 => return Err(Error::SnapshotsPresent),
-                    None => {}
-                    Some(mode) => {
-                        match keeping.deleted(now) {
-                            Some((at, purge)) => {
-                                meta::hide_snapshots(tx, container_id, name, at, purge)?;
-                            }
-                            None => {
-                                let old = meta::delete_snapshots(tx, container_id, name)?;
-                                meta::collect_unreferenced(tx, &old, now)?;
-                            }
+                None => meta::get_blob(tx, container_id, name, input.snapshot.as_deref())?,
+            }
+            .ok_or(Error::BlobNotFound)?;
+            if input.version_id.is_some() && row.is_base() {
+                // The service deletes the current version only through
+                // the blob itself.
+                return Err(Error::OperationNotAllowedOnRootBlob);
+            }
+            if row.committed {
+                conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Write)?;
+                super::tags::check_if_tags(
+                    tx,
+                    &input.conditions,
+                    Some(row.id),
+                    ConditionKind::Write,
+                )?;
+            }
+            if !row.is_base() {
+                // Deleting a snapshot or version by id needs no lease id (B7).
+                return super::versions::delete_kept(tx, &row, keeping, now);
+            }
+            lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
+            let snapshots = meta::count_snapshots(tx, container_id, name)?;
+            match input.delete_snapshots {
+                None if snapshots > 0 => return Err(Error::SnapshotsPresent),
+                None => {}
+                Some(mode) => {
+                    match keeping.deleted(now) {
+                        Some((at, purge)) => {
+                            meta::hide_snapshots(tx, container_id, name, at, purge)?;
                         }
-                        if mode == DeleteSnapshots::Only {
-                            return Ok(keeping.retention.is_none());
+                        None => {
+                            let old = meta::delete_snapshots(tx, container_id, name)?;
+                            meta::collect_unreferenced(tx, &old, now)?;
                         }
                     }
+                    if mode == DeleteSnapshots::Only {
+                        return Ok(keeping.retention.is_none());
+                    }
                 }
-                super::versions::delete_base(tx, container_id, &row, keeping, now)
-            })
-            .await
+            }
+            super::versions::delete_base(tx, container_id, &row, keeping, now)
+        })
+        .await
     }
 }
 

@@ -241,10 +241,14 @@ impl Store {
         let inline = written.inline.clone();
         let store = self.clone();
         let result = self
-            .inner
-            .db
+            .blob_db(
+                &input.account,
+                input.container.as_str(),
+                input.blob.as_str(),
+            )
             .write_again(move |tx| {
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
                 let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
                 let lease = check_put_block(row.as_ref(), input.lease_id.as_ref(), now)?;
@@ -328,81 +332,84 @@ impl Store {
     ) -> Result<(Versioned, Option<String>)> {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
-            .write_again(move |tx| {
-                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
-                let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
-                let committed_row = row.as_ref().filter(|r| r.committed);
-                let current = committed_row.map(|r| Current {
-                    etag: r.version.etag.as_str(),
-                    last_modified: r.version.last_modified,
-                });
-                conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
-                super::tags::check_if_tags(
-                    tx,
-                    &input.conditions,
-                    committed_row.map(|r| r.id),
-                    ConditionKind::Write,
-                )?;
-                let lease = lease_after_write(row.as_ref(), input.lease_id.as_ref(), now)?;
-                if let Some(r) = committed_row
-                    && r.blob_type != BlobType::BlockBlob
-                {
-                    return Err(Error::InvalidBlobType);
-                }
-                if input.blocks.len() > MAX_COMMITTED_BLOCKS {
-                    return Err(Error::BlockCountExceedsLimit { uncommitted: false });
-                }
-                // Each listed block is looked up by its id: the cost is the
-                // list's, whatever else the blob has staged or committed.
-                let (committed_id, staged_id) = match &row {
-                    Some(r) => (r.committed.then_some(r.id), Some(r.id)),
-                    None => (None, None),
-                };
-                let extents = resolve_block_list(
-                    &input.blocks,
-                    |id| match committed_id {
-                        Some(blob) => meta::committed_block(tx, blob, id),
-                        None => Ok(None),
-                    },
-                    |id| match staged_id {
-                        Some(blob) => meta::staged_block(tx, blob, id),
-                        None => Ok(None),
-                    },
-                )?;
-                let size = extents.iter().map(|e| e.len).sum();
-                let mut new = NewBlob {
-                    name: input.blob.as_str().to_owned(),
-                    snapshot: None,
-                    committed: true,
-                    blob_type: BlobType::BlockBlob,
-                    size,
-                    version: Versioned {
-                        etag: store.inner.etags.next(now),
-                        last_modified: now,
-                    },
-                    creation_time: committed_row.map_or(now, |r| r.creation_time),
-                    content: input.content.clone(),
-                    metadata: input.metadata.clone(),
-                    committed_block_count: None,
-                    sealed: false,
-                    tier: TierRecord::written(input.access_tier),
-                    copy: None,
-                    lease,
-                    extents,
-                    version_id: None,
-                };
-                let keeping = store.keeping(tx, &input.account)?;
-                let id =
-                    super::versions::write_base(tx, cid, row.as_ref(), &mut new, keeping, now)?;
-                if row.is_some() || !input.tags.is_empty() {
-                    meta::set_tags(tx, id, &input.tags)?;
-                }
-                Ok((new.version, new.version_id))
-            })
-            .await
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write_again(move |tx| {
+            let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
+            super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
+            let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
+            let committed_row = row.as_ref().filter(|r| r.committed);
+            let current = committed_row.map(|r| Current {
+                etag: r.version.etag.as_str(),
+                last_modified: r.version.last_modified,
+            });
+            conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
+            super::tags::check_if_tags(
+                tx,
+                &input.conditions,
+                committed_row.map(|r| r.id),
+                ConditionKind::Write,
+            )?;
+            let lease = lease_after_write(row.as_ref(), input.lease_id.as_ref(), now)?;
+            if let Some(r) = committed_row
+                && r.blob_type != BlobType::BlockBlob
+            {
+                return Err(Error::InvalidBlobType);
+            }
+            if input.blocks.len() > MAX_COMMITTED_BLOCKS {
+                return Err(Error::BlockCountExceedsLimit { uncommitted: false });
+            }
+            // Each listed block is looked up by its id: the cost is the
+            // list's, whatever else the blob has staged or committed.
+            let (committed_id, staged_id) = match &row {
+                Some(r) => (r.committed.then_some(r.id), Some(r.id)),
+                None => (None, None),
+            };
+            let extents = resolve_block_list(
+                &input.blocks,
+                |id| match committed_id {
+                    Some(blob) => meta::committed_block(tx, blob, id),
+                    None => Ok(None),
+                },
+                |id| match staged_id {
+                    Some(blob) => meta::staged_block(tx, blob, id),
+                    None => Ok(None),
+                },
+            )?;
+            let size = extents.iter().map(|e| e.len).sum();
+            let mut new = NewBlob {
+                name: input.blob.as_str().to_owned(),
+                snapshot: None,
+                committed: true,
+                blob_type: BlobType::BlockBlob,
+                size,
+                version: Versioned {
+                    etag: store.inner.etags.next(now),
+                    last_modified: now,
+                },
+                creation_time: committed_row.map_or(now, |r| r.creation_time),
+                content: input.content.clone(),
+                metadata: input.metadata.clone(),
+                committed_block_count: None,
+                sealed: false,
+                tier: TierRecord::written(input.access_tier),
+                copy: None,
+                lease,
+                extents,
+                version_id: None,
+            };
+            let keeping = store.keeping(tx, &input.account)?;
+            let id = super::versions::write_base(tx, cid, row.as_ref(), &mut new, keeping, now)?;
+            if row.is_some() || !input.tags.is_empty() {
+                meta::set_tags(tx, id, &input.tags)?;
+            }
+            Ok((new.version, new.version_id))
+        })
+        .await
     }
 
     /// Get Block List.

@@ -103,19 +103,21 @@ fn current(row: &ContainerRow) -> Current<'_> {
 
 /// The checks of a container write, in its transaction and in the spec's
 /// order: the container exists, the conditions of `kind` hold, and the lease
-/// rule of `access` allows the presented id.
+/// rule of `access` allows the presented id. Also returns the time the
+/// write judges by ([`Store::judge_now`] of `now`).
 fn checked_container(
     tx: &dyn Sql,
     (account, container): (&str, &ContainerName),
     conds: &Conditions,
     kind: ConditionKind,
     (lease_id, access): (Option<&LeaseId>, Access),
-    now: std::time::SystemTime,
-) -> Result<ContainerRow> {
+    (store, now): (&Store, std::time::SystemTime),
+) -> Result<(ContainerRow, std::time::SystemTime)> {
     let row = meta::require_container(tx, account, container.as_str())?;
+    let now = store.judge_now(tx, now)?;
     conditions::evaluate(conds, Some(current(&row)), kind)?;
     stowage_leases::check(&row.lease, lease_id, access, Resource::Container, now)?;
-    Ok(row)
+    Ok((row, now))
 }
 
 impl Store {
@@ -140,8 +142,7 @@ impl Store {
                 .unwrap_or_else(|| ACCOUNT_ENCRYPTION_KEY.to_owned()),
             deny_encryption_scope_override: input.deny_encryption_scope_override,
         };
-        self.inner
-            .db
+        self.container_db(&new.account, &new.name)
             .write(move |tx| meta::insert_container(tx, &new))
             .await?;
         Ok(version)
@@ -186,16 +187,15 @@ impl Store {
     ) -> Result<Versioned> {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
+        self.container_db(&input.account, input.container.as_str())
             .write(move |tx| {
-                let row = checked_container(
+                let (row, now) = checked_container(
                     tx,
                     (&input.account, &input.container),
                     &input.conditions,
                     ConditionKind::ContainerModifiedSince,
                     (input.lease_id.as_ref(), Access::Read),
-                    now,
+                    (&store, now),
                 )?;
                 let version = Versioned {
                     etag: store.inner.etags.next(now),
@@ -246,16 +246,15 @@ impl Store {
     pub async fn set_container_acl(&self, input: SetContainerAclInput) -> Result<Versioned> {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
+        self.container_db(&input.account, input.container.as_str())
             .write(move |tx| {
-                let row = checked_container(
+                let (row, now) = checked_container(
                     tx,
                     (&input.account, &input.container),
                     &input.conditions,
                     ConditionKind::ContainerDates,
                     (input.lease_id.as_ref(), Access::Read),
-                    now,
+                    (&store, now),
                 )?;
                 let version = Versioned {
                     etag: store.inner.etags.next(now),
@@ -283,16 +282,15 @@ impl Store {
     pub async fn delete_container(&self, input: DeleteContainerInput) -> Result<()> {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
+        self.container_db(&input.account, input.container.as_str())
             .write_reserved(move |tx| {
-                let row = checked_container(
+                let (row, now) = checked_container(
                     tx,
                     (&input.account, &input.container),
                     &input.conditions,
                     ConditionKind::ContainerDates,
                     (input.lease_id.as_ref(), Access::Write),
-                    now,
+                    (&store, now),
                 )?;
                 if let Some(retention) = input.retention {
                     // The ETag sequence is unique and increasing, so each
@@ -321,6 +319,9 @@ impl Store {
     /// version given, or its retention has passed; database failures.
     pub async fn restore_container(&self, input: RestoreContainerInput) -> Result<()> {
         let now = self.now();
+        // The whole store: it changes two names (the deleted container's
+        // and the one it takes), and two restores of one deleted container
+        // under two names must not both succeed.
         self.inner
             .db
             .write(move |tx| {

@@ -114,11 +114,27 @@ impl Store {
         let now = self.now();
         let store = self.clone();
         let copy_id = uuid::Uuid::new_v4().to_string();
+        // The source's lock too: the copy refers to its extents, which an
+        // overwrite of the source would otherwise record as garbage while
+        // this commits (docs/cluster.md, "Consistency").
         self.inner
             .db
+            .locking(meta::Scope::blobs(
+                (
+                    &input.account,
+                    input.container.as_str(),
+                    input.blob.as_str(),
+                ),
+                (
+                    &input.source.account,
+                    input.source.container.as_str(),
+                    input.source.blob.as_str(),
+                ),
+            ))
             .write(move |tx| {
                 let src = &input.source;
                 let source = source_row(tx, src, now)?;
+                let now = store.judge_now(tx, now)?;
                 let source_current = Current {
                     etag: source.version.etag.as_str(),
                     last_modified: source.version.last_modified,
@@ -283,10 +299,11 @@ impl Store {
         let now = self.now();
         let (account, container, blob) = (account.to_owned(), container.clone(), blob.clone());
         let copy_id = copy_id.to_owned();
-        self.inner
-            .db
+        let store = self.clone();
+        self.blob_db(&account, container.as_str(), blob.as_str())
             .write(move |tx| {
                 let cid = meta::container_id(tx, &account, container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 let row = super::blobs::require_committed(tx, cid, &blob, None, now)?;
                 lease_after_write(Some(&row), lease_id.as_ref(), now)?;
                 let copy = row

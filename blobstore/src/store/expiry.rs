@@ -73,26 +73,31 @@ impl Store {
     /// `InvalidExpiryTime` for a time that is not after `now`.
     pub async fn set_blob_expiry(&self, input: SetBlobExpiryInput) -> Result<Versioned> {
         let now = self.now();
-        self.inner
-            .db
-            .write(move |tx| {
-                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let row = require_committed(tx, cid, &input.blob, None, now)?;
-                stowage_leases::check(
-                    &row.lease,
-                    input.lease_id.as_ref(),
-                    Access::Write,
-                    Resource::Blob,
-                    now,
-                )?;
-                let at = input.option.expires_at(row.creation_time, now);
-                if at.is_some_and(|t| t <= now) {
-                    return Err(Error::InvalidExpiryTime);
-                }
-                meta::set_expiry(tx, row.id, at)?;
-                Ok(row.version)
-            })
-            .await
+        let store = self.clone();
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write(move |tx| {
+            let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
+            let row = require_committed(tx, cid, &input.blob, None, now)?;
+            stowage_leases::check(
+                &row.lease,
+                input.lease_id.as_ref(),
+                Access::Write,
+                Resource::Blob,
+                now,
+            )?;
+            let at = input.option.expires_at(row.creation_time, now);
+            if at.is_some_and(|t| t <= now) {
+                return Err(Error::InvalidExpiryTime);
+            }
+            meta::set_expiry(tx, row.id, at)?;
+            Ok(row.version)
+        })
+        .await
     }
 
     /// Removes up to `limit` blobs whose expiry time has passed at `now`,

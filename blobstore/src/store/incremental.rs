@@ -130,12 +130,26 @@ impl Store {
     ) -> Result<IncrementalCopyBlobOutput> {
         let store = self.clone();
         let copy_id = uuid::Uuid::new_v4().to_string();
+        // The source's lock too: the copy refers to its extents.
         self.inner
             .db
+            .locking(meta::Scope::blobs(
+                (
+                    &input.account,
+                    input.container.as_str(),
+                    input.blob.as_str(),
+                ),
+                (
+                    &input.source.account,
+                    input.source.container.as_str(),
+                    input.source.blob.as_str(),
+                ),
+            ))
             .write(move |tx| {
                 let now = store.now();
                 let src = &input.source;
                 let source = super::copy::source_row(tx, src, now)?;
+                let now = store.judge_now(tx, now)?;
                 if source.blob_type != BlobType::PageBlob {
                     return Err(Error::InvalidSourceBlobType);
                 }

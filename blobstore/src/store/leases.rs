@@ -53,45 +53,45 @@ impl Store {
     pub async fn lease_blob(&self, input: LeaseBlobInput) -> Result<LeaseOutput> {
         let now = self.now();
         let generated = LeaseId::random();
-        self.inner
-            .db
-            .write_again_reserved(move |tx| {
-                // One statement on PostgreSQL (docs/cluster.md, "Round trips").
-                let (_, row) = meta::container_and_blob(
+        let store = self.clone();
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write_again_reserved(move |tx| {
+            // One statement on PostgreSQL (docs/cluster.md, "Round trips").
+            let (_, row) = meta::container_and_blob(
+                tx,
+                &input.account,
+                input.container.as_str(),
+                input.blob.as_str(),
+            )?;
+            let now = store.judge_now(tx, now)?;
+            let mut row = row.ok_or(Error::BlobNotFound)?;
+            if row.committed {
+                let current = Current {
+                    etag: row.version.etag.as_str(),
+                    last_modified: row.version.last_modified,
+                };
+                conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+                super::tags::check_if_tags(
                     tx,
-                    &input.account,
-                    input.container.as_str(),
-                    input.blob.as_str(),
+                    &input.conditions,
+                    Some(row.id),
+                    ConditionKind::Write,
                 )?;
-                let mut row = row.ok_or(Error::BlobNotFound)?;
-                if row.committed {
-                    let current = Current {
-                        etag: row.version.etag.as_str(),
-                        last_modified: row.version.last_modified,
-                    };
-                    conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
-                    super::tags::check_if_tags(
-                        tx,
-                        &input.conditions,
-                        Some(row.id),
-                        ConditionKind::Write,
-                    )?;
-                }
-                let (record, outcome) = stowage_leases::apply(
-                    &row.lease,
-                    &input.action,
-                    now,
-                    generated,
-                    Resource::Blob,
-                )?;
-                row.lease = record;
-                meta::update_blob_attributes(tx, &row)?;
-                Ok(LeaseOutput {
-                    outcome,
-                    version: row.version,
-                })
+            }
+            let (record, outcome) =
+                stowage_leases::apply(&row.lease, &input.action, now, generated, Resource::Blob)?;
+            row.lease = record;
+            meta::update_blob_attributes(tx, &row)?;
+            Ok(LeaseOutput {
+                outcome,
+                version: row.version,
             })
-            .await
+        })
+        .await
     }
 
     /// Lease Container: date conditions, then the action, in one transaction.
@@ -101,10 +101,11 @@ impl Store {
     pub async fn lease_container(&self, input: LeaseContainerInput) -> Result<LeaseOutput> {
         let now = self.now();
         let generated = LeaseId::random();
-        self.inner
-            .db
+        let store = self.clone();
+        self.container_db(&input.account, input.container.as_str())
             .write_reserved(move |tx| {
                 let row = meta::require_container(tx, &input.account, input.container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 let current = Current {
                     etag: row.version.etag.as_str(),
                     last_modified: row.version.last_modified,

@@ -389,6 +389,41 @@ impl Store {
         self.inner.clock.now()
     }
 
+    /// The time a write transaction judges by (lease expiry, break
+    /// periods, expiry times, Last-Modified): in cluster mode the
+    /// database's clock when the transaction's locks were granted, so that
+    /// every node judges by one clock whatever its own reads; otherwise, and
+    /// on a clock moved by hand (tests), `local`, read before the
+    /// transaction. Call it after the transaction's first statement: the
+    /// time comes with its locks, at no extra round trip.
+    pub(crate) fn judge_now(
+        &self,
+        tx: &dyn meta::sql::Sql,
+        local: SystemTime,
+    ) -> Result<SystemTime> {
+        if self.inner.clock.is_manual() {
+            return Ok(local);
+        }
+        Ok(tx.locked_at()?.unwrap_or(local))
+    }
+
+    /// The metadata database, its writes locking the blob `name` (with its
+    /// snapshots and versions) in cluster mode (`docs/cluster.md`,
+    /// "Consistency").
+    pub(crate) fn blob_db(&self, account: &str, container: &str, name: &str) -> Db {
+        self.inner
+            .db
+            .locking(meta::Scope::blob(account, container, name))
+    }
+
+    /// The metadata database, its writes locking one container's own row
+    /// in cluster mode: the writes of its blobs wait, and are waited for.
+    pub(crate) fn container_db(&self, account: &str, container: &str) -> Db {
+        self.inner
+            .db
+            .locking(meta::Scope::container(account, container))
+    }
+
     /// The round trips this store has waited for on its PostgreSQL
     /// metadata database (`None` on SQLite): for the tests that hold each
     /// operation to its count.

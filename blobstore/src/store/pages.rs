@@ -251,61 +251,59 @@ impl Store {
         input: CreatePageBlobInput,
     ) -> Result<(Versioned, Option<String>)> {
         let store = self.clone();
-        self.inner
-            .db
-            .write(move |tx| {
-                let now = store.now();
-                let put = &input.put;
-                let cid = meta::container_id(tx, &put.account, put.container.as_str())?;
-                let (existing, lease) = check_put(tx, cid, put, now)?;
-                let version = Versioned {
-                    etag: store.inner.etags.next(now),
-                    last_modified: now,
-                };
-                let mut new = NewBlob {
-                    name: put.blob.as_str().to_owned(),
-                    snapshot: None,
-                    committed: true,
-                    blob_type: BlobType::PageBlob,
-                    size: input.size,
-                    version: version.clone(),
-                    creation_time: existing
-                        .as_ref()
-                        .filter(|r| r.committed)
-                        .map_or(now, |r| r.creation_time),
-                    content: put.content.clone(),
-                    metadata: put.metadata.clone(),
-                    committed_block_count: None,
-                    sealed: false,
-                    tier: TierRecord::written(None),
-                    copy: None,
-                    lease,
-                    extents: Vec::new(),
-                    version_id: None,
-                };
-                let keeping = store.keeping(tx, &put.account)?;
-                let id = super::versions::write_base(
-                    tx,
-                    cid,
-                    existing.as_ref(),
-                    &mut new,
-                    keeping,
-                    now,
-                )?;
-                if existing.is_some() || !put.tags.is_empty() {
-                    meta::set_tags(tx, id, &put.tags)?;
-                }
-                meta::put_page_row(
-                    tx,
-                    id,
-                    &PageRow {
-                        sequence_number: input.sequence_number,
-                        ..PageRow::default()
-                    },
-                )?;
-                Ok((version, new.version_id))
-            })
-            .await
+        self.blob_db(
+            &input.put.account,
+            input.put.container.as_str(),
+            input.put.blob.as_str(),
+        )
+        .write(move |tx| {
+            let now = store.now();
+            let put = &input.put;
+            let cid = meta::container_id(tx, &put.account, put.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
+            let (existing, lease) = check_put(tx, cid, put, now)?;
+            let version = Versioned {
+                etag: store.inner.etags.next(now),
+                last_modified: now,
+            };
+            let mut new = NewBlob {
+                name: put.blob.as_str().to_owned(),
+                snapshot: None,
+                committed: true,
+                blob_type: BlobType::PageBlob,
+                size: input.size,
+                version: version.clone(),
+                creation_time: existing
+                    .as_ref()
+                    .filter(|r| r.committed)
+                    .map_or(now, |r| r.creation_time),
+                content: put.content.clone(),
+                metadata: put.metadata.clone(),
+                committed_block_count: None,
+                sealed: false,
+                tier: TierRecord::written(None),
+                copy: None,
+                lease,
+                extents: Vec::new(),
+                version_id: None,
+            };
+            let keeping = store.keeping(tx, &put.account)?;
+            let id =
+                super::versions::write_base(tx, cid, existing.as_ref(), &mut new, keeping, now)?;
+            if existing.is_some() || !put.tags.is_empty() {
+                meta::set_tags(tx, id, &put.tags)?;
+            }
+            meta::put_page_row(
+                tx,
+                id,
+                &PageRow {
+                    sequence_number: input.sequence_number,
+                    ..PageRow::default()
+                },
+            )?;
+            Ok((version, new.version_id))
+        })
+        .await
     }
 
     /// Put Page: an update streams the body into a new extent, then one
@@ -351,11 +349,15 @@ impl Store {
             )
         });
         let result = self
-            .inner
-            .db
+            .blob_db(
+                &input.account,
+                input.container.as_str(),
+                input.blob.as_str(),
+            )
             .write(move |tx| {
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+                let now = store.judge_now(tx, now)?;
                 let mut row = require_committed(tx, cid, &input.blob, None, now)?;
                 let page = check_page_write(tx, &mut row, &input, now)?;
                 let etag = store.inner.etags.next(now);
@@ -467,51 +469,50 @@ impl Store {
         input: SetPageBlobPropertiesInput,
     ) -> Result<SetPageBlobPropertiesOutput> {
         let store = self.clone();
-        self.inner
-            .db
-            .write(move |tx| {
-                let now = store.now();
-                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let mut row = require_committed(tx, cid, &input.blob, None, now)?;
-                conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Write)?;
-                super::tags::check_if_tags(
-                    tx,
-                    &input.conditions,
-                    Some(row.id),
-                    ConditionKind::Write,
-                )?;
-                row.lease = lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
-                let mut page = require_page_blob(tx, &row)?;
-                check_sequence(&input.sequence_conditions, page.sequence_number)?;
-                if let Some(size) = input.size {
-                    if page.incremental_copy {
-                        return Err(Error::OperationNotAllowedOnIncrementalCopyBlob);
-                    }
-                    if size < row.size {
-                        rewrite(tx, row.id, size..row.size, None, now)?;
-                    }
-                    row.size = size;
-                    meta::set_blob_size(tx, row.id, size)?;
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write(move |tx| {
+            let now = store.now();
+            let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
+            let mut row = require_committed(tx, cid, &input.blob, None, now)?;
+            conditions::evaluate(&input.conditions, Some(current(&row)), ConditionKind::Write)?;
+            super::tags::check_if_tags(tx, &input.conditions, Some(row.id), ConditionKind::Write)?;
+            row.lease = lease_after_write(Some(&row), input.lease_id.as_ref(), now)?;
+            let mut page = require_page_blob(tx, &row)?;
+            check_sequence(&input.sequence_conditions, page.sequence_number)?;
+            if let Some(size) = input.size {
+                if page.incremental_copy {
+                    return Err(Error::OperationNotAllowedOnIncrementalCopyBlob);
                 }
-                if let Some(action) = input.sequence {
-                    page.sequence_number = action.apply(page.sequence_number)?;
-                    meta::put_page_row(tx, row.id, &page)?;
+                if size < row.size {
+                    rewrite(tx, row.id, size..row.size, None, now)?;
                 }
-                if let Some(content) = &input.content {
-                    row.content = content.clone();
-                }
-                row.copy = None;
-                row.version = Versioned {
-                    etag: store.inner.etags.next(now),
-                    last_modified: now,
-                };
-                meta::update_blob_attributes(tx, &row)?;
-                Ok(SetPageBlobPropertiesOutput {
-                    version: row.version,
-                    sequence_number: page.sequence_number,
-                })
+                row.size = size;
+                meta::set_blob_size(tx, row.id, size)?;
+            }
+            if let Some(action) = input.sequence {
+                page.sequence_number = action.apply(page.sequence_number)?;
+                meta::put_page_row(tx, row.id, &page)?;
+            }
+            if let Some(content) = &input.content {
+                row.content = content.clone();
+            }
+            row.copy = None;
+            row.version = Versioned {
+                etag: store.inner.etags.next(now),
+                last_modified: now,
+            };
+            meta::update_blob_attributes(tx, &row)?;
+            Ok(SetPageBlobPropertiesOutput {
+                version: row.version,
+                sequence_number: page.sequence_number,
             })
-            .await
+        })
+        .await
     }
 }
 

@@ -48,92 +48,91 @@ impl Store {
     pub async fn snapshot_blob(&self, input: SnapshotBlobInput) -> Result<SnapshotBlobOutput> {
         let now = self.now();
         let store = self.clone();
-        self.inner
-            .db
-            .write(move |tx| {
-                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let base = require_committed(tx, cid, &input.blob, None, now)?;
-                let current = Current {
-                    etag: base.version.etag.as_str(),
-                    last_modified: base.version.last_modified,
-                };
-                conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
-                super::tags::check_if_tags(
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write(move |tx| {
+            let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
+            let base = require_committed(tx, cid, &input.blob, None, now)?;
+            let current = Current {
+                etag: base.version.etag.as_str(),
+                last_modified: base.version.last_modified,
+            };
+            conditions::evaluate(&input.conditions, Some(current), ConditionKind::Write)?;
+            super::tags::check_if_tags(tx, &input.conditions, Some(base.id), ConditionKind::Write)?;
+            stowage_leases::check(
+                &base.lease,
+                input.lease_id.as_ref(),
+                Access::Read,
+                Resource::Blob,
+                now,
+            )?;
+            base.tier.check_online(now)?;
+            // Unique per blob, soft-deleted snapshots included: a second
+            // snapshot in the same 100 ns tick moves to the next tick
+            // (docs/wire/requests.md#dates-and-times).
+            let id = super::versions::unique_snapshot_id(tx, cid, input.blob.as_str(), now)?;
+            let (metadata, version) = match input.metadata {
+                Some(m) => (
+                    m,
+                    Versioned {
+                        etag: store.inner.etags.next(now),
+                        last_modified: now,
+                    },
+                ),
+                None => (base.metadata.clone(), base.version.clone()),
+            };
+            let snapshot = NewBlob {
+                name: base.name.clone(),
+                snapshot: Some(id.clone()),
+                committed: true,
+                blob_type: base.blob_type,
+                size: base.size,
+                version: version.clone(),
+                creation_time: base.creation_time,
+                content: base.content.clone(),
+                metadata,
+                committed_block_count: base.committed_block_count,
+                sealed: base.sealed,
+                tier: base.tier.settled(now),
+                copy: base.copy.clone(),
+                lease: LeaseRecord::default(),
+                extents: Vec::new(),
+                version_id: None,
+            };
+            let snapshot_id = meta::insert_blob(tx, cid, &snapshot)?;
+            meta::share_content(tx, base.id, snapshot_id)?;
+            // A snapshot keeps the tags the base blob has when it is taken.
+            meta::copy_tags(tx, base.id, snapshot_id)?;
+            // With versioning on the service makes a new version as it
+            // takes the snapshot: the current one becomes a previous
+            // version and a new current one, with the same content,
+            // gets a new id
+            // (https://learn.microsoft.com/en-us/azure/storage/blobs/versioning-overview#snapshot-a-blob-when-versioning-is-enabled).
+            let keeping = store.keeping(tx, &input.account)?;
+            let version_id = if keeping.versioning {
+                super::versions::keep_replaced(tx, cid, &base, keeping, now)?;
+                let vid = super::versions::unique_version_id(
                     tx,
-                    &input.conditions,
-                    Some(base.id),
-                    ConditionKind::Write,
-                )?;
-                stowage_leases::check(
-                    &base.lease,
-                    input.lease_id.as_ref(),
-                    Access::Read,
-                    Resource::Blob,
+                    cid,
+                    &base.name,
+                    base.version_id.as_deref(),
                     now,
                 )?;
-                base.tier.check_online(now)?;
-                // Unique per blob, soft-deleted snapshots included: a second
-                // snapshot in the same 100 ns tick moves to the next tick
-                // (docs/wire/requests.md#dates-and-times).
-                let id = super::versions::unique_snapshot_id(tx, cid, input.blob.as_str(), now)?;
-                let (metadata, version) = match input.metadata {
-                    Some(m) => (
-                        m,
-                        Versioned {
-                            etag: store.inner.etags.next(now),
-                            last_modified: now,
-                        },
-                    ),
-                    None => (base.metadata.clone(), base.version.clone()),
-                };
-                let snapshot = NewBlob {
-                    name: base.name.clone(),
-                    snapshot: Some(id.clone()),
-                    committed: true,
-                    blob_type: base.blob_type,
-                    size: base.size,
-                    version: version.clone(),
-                    creation_time: base.creation_time,
-                    content: base.content.clone(),
-                    metadata,
-                    committed_block_count: base.committed_block_count,
-                    sealed: base.sealed,
-                    tier: base.tier.settled(now),
-                    copy: base.copy.clone(),
-                    lease: LeaseRecord::default(),
-                    extents: Vec::new(),
-                    version_id: None,
-                };
-                let snapshot_id = meta::insert_blob(tx, cid, &snapshot)?;
-                meta::share_content(tx, base.id, snapshot_id)?;
-                // A snapshot keeps the tags the base blob has when it is taken.
-                meta::copy_tags(tx, base.id, snapshot_id)?;
-                // With versioning on the service makes a new version as it
-                // takes the snapshot: the current one becomes a previous
-                // version and a new current one, with the same content,
-                // gets a new id
-                // (https://learn.microsoft.com/en-us/azure/storage/blobs/versioning-overview#snapshot-a-blob-when-versioning-is-enabled).
-                let keeping = store.keeping(tx, &input.account)?;
-                let version_id = if keeping.versioning {
-                    super::versions::keep_replaced(tx, cid, &base, keeping, now)?;
-                    let vid = super::versions::unique_version_id(
-                        tx,
-                        cid,
-                        &base.name,
-                        base.version_id.as_deref(),
-                        now,
-                    )?;
-                    meta::set_version_id(tx, base.id, &vid)?;
-                    Some(vid)
-                } else {
-                    None
-                };
-                Ok(SnapshotBlobOutput {
-                    snapshot: id,
-                    version,
-                    version_id,
-                })
+                meta::set_version_id(tx, base.id, &vid)?;
+                Some(vid)
+            } else {
+                None
+            };
+            Ok(SnapshotBlobOutput {
+                snapshot: id,
+                version,
+                version_id,
             })
-            .await
+        })
+        .await
     }
 }

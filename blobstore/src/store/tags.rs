@@ -152,39 +152,44 @@ impl Store {
     /// `ContainerNotFound`, `BlobNotFound`, `ConditionNotMet`, lease refusals.
     pub async fn set_blob_tags(&self, input: SetBlobTagsInput) -> Result<()> {
         let now = self.now();
-        self.inner
-            .db
-            .write(move |tx| {
-                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let row = super::blobs::require_version(
-                    tx,
-                    cid,
-                    &input.blob,
-                    input.snapshot.as_deref(),
-                    input.version_id.as_deref(),
+        let store = self.clone();
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write(move |tx| {
+            let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
+            let row = super::blobs::require_version(
+                tx,
+                cid,
+                &input.blob,
+                input.snapshot.as_deref(),
+                input.version_id.as_deref(),
+                now,
+            )?;
+            check_if_tags(
+                tx,
+                &if_tags_only(&input.if_tags),
+                Some(row.id),
+                ConditionKind::Write,
+            )?;
+            if row.is_base() {
+                // A leased blob's tags change only with its lease id
+                // (the reference: required if the blob has an active
+                // lease): `LeaseIdMissing` without one.
+                stowage_leases::check(
+                    &row.lease,
+                    input.lease_id.as_ref(),
+                    Access::Write,
+                    Resource::Blob,
                     now,
                 )?;
-                check_if_tags(
-                    tx,
-                    &if_tags_only(&input.if_tags),
-                    Some(row.id),
-                    ConditionKind::Write,
-                )?;
-                if row.is_base() {
-                    // A leased blob's tags change only with its lease id
-                    // (the reference: required if the blob has an active
-                    // lease): `LeaseIdMissing` without one.
-                    stowage_leases::check(
-                        &row.lease,
-                        input.lease_id.as_ref(),
-                        Access::Write,
-                        Resource::Blob,
-                        now,
-                    )?;
-                }
-                meta::set_tags(tx, row.id, &input.tags)
-            })
-            .await
+            }
+            meta::set_tags(tx, row.id, &input.tags)
+        })
+        .await
     }
 
     /// Get Blob Tags.

@@ -41,49 +41,49 @@ impl Store {
     pub async fn set_blob_tier(&self, input: SetBlobTierInput) -> Result<SetTierOutcome> {
         let now = self.now();
         let delay = self.inner.config.rehydrate_delay;
-        self.inner
-            .db
-            .write(move |tx| {
-                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let row = super::blobs::require_version(
-                    tx,
-                    cid,
-                    &input.blob,
-                    input.snapshot.as_deref(),
-                    input.version_id.as_deref(),
+        let store = self.clone();
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write(move |tx| {
+            let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let now = store.judge_now(tx, now)?;
+            let row = super::blobs::require_version(
+                tx,
+                cid,
+                &input.blob,
+                input.snapshot.as_deref(),
+                input.version_id.as_deref(),
+                now,
+            )?;
+            if row.is_base() {
+                stowage_leases::check(
+                    &row.lease,
+                    input.lease_id.as_ref(),
+                    Access::Write,
+                    Resource::Blob,
                     now,
                 )?;
-                if row.is_base() {
-                    stowage_leases::check(
-                        &row.lease,
-                        input.lease_id.as_ref(),
-                        Access::Write,
-                        Resource::Blob,
-                        now,
-                    )?;
-                }
-                let if_tags = crate::Conditions {
-                    if_tags: input.if_tags.clone(),
-                    ..crate::Conditions::default()
-                };
-                super::tags::check_if_tags(
-                    tx,
-                    &if_tags,
-                    Some(row.id),
-                    crate::ConditionKind::Write,
-                )?;
-                let request = SetTier {
-                    tier: input.tier,
-                    priority: input.priority,
-                    blob_type: row.blob_type,
-                    snapshot: !row.is_base(),
-                };
-                let (tier, outcome) = row.tier.set(request, now, delay)?;
-                if tier != row.tier {
-                    meta::set_tier(tx, row.id, &tier)?;
-                }
-                Ok(outcome)
-            })
-            .await
+            }
+            let if_tags = crate::Conditions {
+                if_tags: input.if_tags.clone(),
+                ..crate::Conditions::default()
+            };
+            super::tags::check_if_tags(tx, &if_tags, Some(row.id), crate::ConditionKind::Write)?;
+            let request = SetTier {
+                tier: input.tier,
+                priority: input.priority,
+                blob_type: row.blob_type,
+                snapshot: !row.is_base(),
+            };
+            let (tier, outcome) = row.tier.set(request, now, delay)?;
+            if tier != row.tier {
+                meta::set_tier(tx, row.id, &tier)?;
+            }
+            Ok(outcome)
+        })
+        .await
     }
 }

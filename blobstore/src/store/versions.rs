@@ -104,19 +104,22 @@ impl Store {
     /// `ContainerNotFound`; `BlobNotFound` when the name has neither a blob
     /// nor anything soft-deleted.
     pub async fn undelete_blob(&self, input: UndeleteBlobInput) -> Result<()> {
-        self.inner
-            .db
-            .write(move |tx| {
-                let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                let name = input.blob.as_str();
-                let base = meta::get_blob(tx, cid, name, None)?.filter(|r| r.committed);
-                let hidden = meta::hidden_rows(tx, cid, name)?;
-                if base.is_none() && hidden.is_empty() {
-                    return Err(Error::BlobNotFound);
-                }
-                undelete_rows(tx, cid, name, base.is_some(), hidden)
-            })
-            .await
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write(move |tx| {
+            let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+            let name = input.blob.as_str();
+            let base = meta::get_blob(tx, cid, name, None)?.filter(|r| r.committed);
+            let hidden = meta::hidden_rows(tx, cid, name)?;
+            if base.is_none() && hidden.is_empty() {
+                return Err(Error::BlobNotFound);
+            }
+            undelete_rows(tx, cid, name, base.is_some(), hidden)
+        })
+        .await
     }
 
     /// Purges up to `limit` soft-deleted rows whose retention has ended,

@@ -254,9 +254,10 @@ pub fn check(
             let ids: Vec<String> = orphan_inline.iter().map(|(id, _)| id.clone()).collect();
             // Deleted only where still nothing refers to them, inside a
             // write transaction (which holds the cluster's write lock).
-            out.report.orphans_removed += open
-                .pg
-                .write(|conn| sql::delete_inline_extents(conn, &ids))?;
+            out.report.orphans_removed +=
+                open.pg.write(&crate::meta::locks::Scope::Store, |conn| {
+                    sql::delete_inline_extents(conn, &ids)
+                })?;
             progress.advance(ids.len() as u64);
         }
         progress.end();

@@ -171,7 +171,7 @@ pub fn restore(cluster: &Cluster, src: &Path, progress: &dyn Progress) -> Result
     progress.end();
     progress.begin("restoring the metadata", 0);
     let order = transfer::fill_order(&source)?;
-    open.pg.write(|pg| {
+    open.pg.write(&crate::meta::locks::Scope::Store, |pg| {
         // Checked again under the write lock: a node may have written since.
         if !transfer::is_empty(pg)? {
             return Err(Error::Internal(
