@@ -67,7 +67,7 @@ impl Store {
         loop {
             let expired = inner
                 .db
-                .write_reserved(move |tx| {
+                .write_again_reserved(move |tx| {
                     let blobs = meta::blobs_with_stale_blocks(tx, block_cutoff, BATCH)?;
                     for &blob_id in &blobs {
                         let extents = meta::take_blocks(tx, blob_id)?;
@@ -122,12 +122,14 @@ impl Store {
     async fn forget_due_garbage(
         &self,
         cutoff: SystemTime,
-        mut cursor: GarbageCursor,
+        cursor: GarbageCursor,
     ) -> Result<(Vec<String>, usize, GarbageCursor)> {
         let pins = self.inner.pins.clone();
         self.inner
             .db
-            .write_reserved(move |tx| {
+            .write_again_reserved(move |tx| {
+                // Each attempt starts where the batch starts.
+                let mut cursor = cursor.clone();
                 let due = meta::garbage_before(tx, cutoff, &mut cursor, BATCH)?;
                 let seen = due.len();
                 let mut doomed = Vec::with_capacity(seen);
@@ -158,7 +160,7 @@ impl Store {
     pub async fn limit_database_pages(&self, pages: u64) -> Result<u64> {
         self.inner
             .db
-            .write_reserved(move |tx| {
+            .write_again_reserved(move |tx| {
                 let pages = i64::try_from(pages).unwrap_or(i64::MAX);
                 let set: i64 =
                     tx.sqlite()?

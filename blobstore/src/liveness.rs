@@ -232,7 +232,7 @@ impl Store {
             let (doomed, copies) = self
                 .inner
                 .db
-                .write_reserved(move |tx| {
+                .write_again_reserved(move |tx| {
                     let doomed = meta::take_dead_uploads(tx, bound, BATCH)?;
                     let copies = meta::fail_dead_copies(tx, bound, ORPHANED_COPY, now)?;
                     meta::forget_dead_nodes(tx, bound)?;
@@ -271,7 +271,7 @@ impl Store {
             let taken = self
                 .inner
                 .db
-                .write_reserved(move |tx| meta::take_upload(tx, &taken, number))
+                .write_again_reserved(move |tx| meta::take_upload(tx, &taken, number))
                 .await?;
             if taken {
                 self.inner.extents.delete(&extent).await?;
@@ -295,7 +295,7 @@ impl Store {
         let n = self
             .inner
             .db
-            .write_reserved(move |tx| meta::fail_dead_copies(tx, bound, ORPHANED_COPY, now))
+            .write_again_reserved(move |tx| meta::fail_dead_copies(tx, bound, ORPHANED_COPY, now))
             .await?;
         if n > 0 {
             tracing::warn!("{n} copies from other hosts were run by a node that died: failed");

@@ -544,7 +544,7 @@ impl Store {
                 input.lease_id,
                 false,
                 move |row| {
-                    row.content = content;
+                    row.content = content.clone();
                     // Set Blob Properties removes the copy properties (B4).
                     row.copy = None;
                 },
@@ -568,7 +568,7 @@ impl Store {
             input.conditions,
             input.lease_id,
             true,
-            move |row| row.metadata = metadata,
+            move |row| row.metadata = metadata.clone(),
         )
         .await
     }
@@ -583,12 +583,12 @@ impl Store {
         change: F,
     ) -> Result<(Versioned, Option<String>)>
     where
-        F: FnOnce(&mut BlobRow) + Send + 'static,
+        F: Fn(&mut BlobRow) + Send + 'static,
     {
         let now = self.now();
         let store = self.clone();
         self.blob_db(&account, container.as_str(), blob.as_str())
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let container_id = meta::container_id(tx, &account, container.as_str())?;
                 let now = store.judge_now(tx, now)?;
                 let mut row = require_committed(tx, container_id, &blob, None, now)?;
@@ -638,7 +638,7 @@ impl Store {
             input.container.as_str(),
             input.blob.as_str(),
         )
-        .write_reserved(move |tx| {
+        .write_again_reserved(move |tx| {
             let container_id = meta::container_id(tx, &input.account, input.container.as_str())?;
             let now = store.judge_now(tx, now)?;
             let keeping = store.keeping(tx, &input.account)?;

@@ -143,7 +143,7 @@ impl Store {
             deny_encryption_scope_override: input.deny_encryption_scope_override,
         };
         self.container_db(&new.account, &new.name)
-            .write(move |tx| meta::insert_container(tx, &new))
+            .write_again(move |tx| meta::insert_container(tx, &new))
             .await?;
         Ok(version)
     }
@@ -188,7 +188,7 @@ impl Store {
         let now = self.now();
         let store = self.clone();
         self.container_db(&input.account, input.container.as_str())
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let (row, now) = checked_container(
                     tx,
                     (&input.account, &input.container),
@@ -247,7 +247,7 @@ impl Store {
         let now = self.now();
         let store = self.clone();
         self.container_db(&input.account, input.container.as_str())
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let (row, now) = checked_container(
                     tx,
                     (&input.account, &input.container),
@@ -283,7 +283,7 @@ impl Store {
         let now = self.now();
         let store = self.clone();
         self.container_db(&input.account, input.container.as_str())
-            .write_reserved(move |tx| {
+            .write_again_reserved(move |tx| {
                 let (row, now) = checked_container(
                     tx,
                     (&input.account, &input.container),
@@ -324,7 +324,7 @@ impl Store {
         // under two names must not both succeed.
         self.inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let account = input.account.as_str();
                 let deleted = meta::find_deleted_container(
                     tx,
@@ -353,7 +353,7 @@ impl Store {
     ) -> Result<usize> {
         self.inner
             .db
-            .write_reserved(move |tx| {
+            .write_again_reserved(move |tx| {
                 let due = meta::containers_due_for_purge(tx, now, limit)?;
                 for &id in &due {
                     let extents = meta::delete_container(tx, id)?;

@@ -131,7 +131,7 @@ impl Store {
                     input.source.blob.as_str(),
                 ),
             ))
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let src = &input.source;
                 let source = source_row(tx, src, now)?;
                 let now = store.judge_now(tx, now)?;
@@ -271,7 +271,7 @@ impl Store {
                 }
                 Ok(CopyBlobOutput {
                     version,
-                    copy_id,
+                    copy_id: copy_id.clone(),
                     content_md5: source.content.content_md5,
                     pending: rehydration.is_some(),
                     version_id: new.version_id,
@@ -301,7 +301,7 @@ impl Store {
         let copy_id = copy_id.to_owned();
         let store = self.clone();
         self.blob_db(&account, container.as_str(), blob.as_str())
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let cid = meta::container_id(tx, &account, container.as_str())?;
                 let now = store.judge_now(tx, now)?;
                 let row = super::blobs::require_committed(tx, cid, &blob, None, now)?;

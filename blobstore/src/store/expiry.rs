@@ -79,7 +79,7 @@ impl Store {
             input.container.as_str(),
             input.blob.as_str(),
         )
-        .write(move |tx| {
+        .write_again(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
             let now = store.judge_now(tx, now)?;
             let row = require_committed(tx, cid, &input.blob, None, now)?;
@@ -105,7 +105,7 @@ impl Store {
     pub(crate) async fn purge_expired_blobs(&self, now: SystemTime, limit: usize) -> Result<usize> {
         self.inner
             .db
-            .write_reserved(move |tx| {
+            .write_again_reserved(move |tx| {
                 let due = meta::blobs_due_to_expire(tx, now, limit)?;
                 for (id, container_id, name) in &due {
                     let extents = meta::remove_expired_blob(tx, *id, *container_id, name)?;

@@ -144,7 +144,7 @@ impl Store {
         let (policies, lease) = (input.policies, input.lease);
         self.inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 meta::insert_container(tx, &new)?;
                 let id = meta::container_id(tx, &new.account, &new.name)?;
                 meta::set_container_acl(tx, id, &version, new.public_access, &policies)?;
@@ -242,7 +242,7 @@ impl Store {
         let now = self.now();
         self.inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let cid = meta::container_id(tx, &account, container.as_str())?;
                 if meta::get_blob(tx, cid, &new.name, new.snapshot.as_deref())?.is_some() {
                     return Err(Error::Internal(format!(

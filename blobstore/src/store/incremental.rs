@@ -145,7 +145,7 @@ impl Store {
                     input.source.blob.as_str(),
                 ),
             ))
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let now = store.now();
                 let src = &input.source;
                 let source = super::copy::source_row(tx, src, now)?;
@@ -239,7 +239,7 @@ impl Store {
                 meta::share_content(tx, dest_id, snap_row)?;
                 Ok(IncrementalCopyBlobOutput {
                     version,
-                    copy_id,
+                    copy_id: copy_id.clone(),
                     destination_snapshot: snapshot_id,
                 })
             })
@@ -313,9 +313,16 @@ impl Store {
         let result = self
             .inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let now = store.now();
-                store.write_remote_incremental(tx, &input, &written, ranges, copy_id, now)
+                store.write_remote_incremental(
+                    tx,
+                    &input,
+                    &written,
+                    ranges.clone(),
+                    copy_id.clone(),
+                    now,
+                )
             })
             .await;
         if result.is_err()

@@ -103,7 +103,7 @@ impl Store {
         let generated = LeaseId::random();
         let store = self.clone();
         self.container_db(&input.account, input.container.as_str())
-            .write_reserved(move |tx| {
+            .write_again_reserved(move |tx| {
                 let row = meta::require_container(tx, &input.account, input.container.as_str())?;
                 let now = store.judge_now(tx, now)?;
                 let current = Current {

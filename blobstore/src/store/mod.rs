@@ -484,7 +484,7 @@ impl Store {
         let version = self
             .inner
             .db
-            .write(move |tx| meta::set_service_properties(tx, &owned, &written))
+            .write_again(move |tx| meta::set_service_properties(tx, &owned, &written))
             .await?;
         if self.inner.db.is_shared() {
             self.inner

@@ -256,7 +256,7 @@ impl Store {
             input.put.container.as_str(),
             input.put.blob.as_str(),
         )
-        .write(move |tx| {
+        .write_again(move |tx| {
             let now = store.now();
             let put = &input.put;
             let cid = meta::container_id(tx, &put.account, put.container.as_str())?;
@@ -354,14 +354,14 @@ impl Store {
                 input.container.as_str(),
                 input.blob.as_str(),
             )
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let now = store.now();
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
                 let now = store.judge_now(tx, now)?;
                 let mut row = require_committed(tx, cid, &input.blob, None, now)?;
                 let page = check_page_write(tx, &mut row, &input, now)?;
                 let etag = store.inner.etags.next(now);
-                let run = match new {
+                let run = match new.clone() {
                     Some((id, inline, md5, crc64)) => {
                         crate::extents::check_md5(input.transactional_md5, md5)?;
                         crate::extents::check_crc64(input.transactional_crc64, crc64)?;
@@ -474,7 +474,7 @@ impl Store {
             input.container.as_str(),
             input.blob.as_str(),
         )
-        .write(move |tx| {
+        .write_again(move |tx| {
             let now = store.now();
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
             let now = store.judge_now(tx, now)?;

@@ -179,57 +179,59 @@ impl Store {
         let now = self.now();
         let store = self.clone();
         let copy_id = uuid::Uuid::new_v4().to_string();
-        self.inner
-            .db
-            .write(move |tx| {
-                let (cid, dest, lease) = check_destination(tx, &input, now)?;
-                let version = Versioned {
-                    etag: store.inner.etags.next(now),
-                    last_modified: now,
+        self.blob_db(
+            &input.account,
+            input.container.as_str(),
+            input.blob.as_str(),
+        )
+        .write_again(move |tx| {
+            let (cid, dest, lease, now) = check_destination(&store, tx, &input, now)?;
+            let version = Versioned {
+                etag: store.inner.etags.next(now),
+                last_modified: now,
+            };
+            let mut content = input.content.clone();
+            content.content_md5 = None;
+            let copy = CopyProperties {
+                id: copy_id.clone(),
+                source: input.source_header.clone(),
+                progress: copy_progress(0, input.size),
+                completion_time: now,
+                pending: true,
+                status: CopyStatus::Pending,
+                description: None,
+            };
+            let mut new = new_blob(&input, dest.as_ref(), lease, version.clone(), content, copy);
+            let keeping = store.keeping(tx, &input.account)?;
+            let blob_id = write_row(tx, cid, dest, &mut new, &input.tags, keeping, now)?;
+            if let Some(node) = &store.inner.node {
+                // Who runs it: if this node dies, another ends it.
+                meta::own_copy(tx, &copy_id, blob_id, node.number)?;
+            }
+            if let CopiedType::Page { sequence_number } = input.kind {
+                let page = PageRow {
+                    sequence_number,
+                    ..PageRow::default()
                 };
-                let mut content = input.content.clone();
-                content.content_md5 = None;
-                let copy = CopyProperties {
-                    id: copy_id.clone(),
-                    source: input.source_header.clone(),
-                    progress: copy_progress(0, input.size),
-                    completion_time: now,
+                meta::put_page_row(tx, blob_id, &page)?;
+            }
+            Ok((
+                CopyBlobOutput {
+                    version,
+                    version_id: new.version_id.clone(),
+                    copy_id: copy_id.clone(),
+                    content_md5: None,
                     pending: true,
-                    status: CopyStatus::Pending,
-                    description: None,
-                };
-                let mut new =
-                    new_blob(&input, dest.as_ref(), lease, version.clone(), content, copy);
-                let keeping = store.keeping(tx, &input.account)?;
-                let blob_id = write_row(tx, cid, dest, &mut new, &input.tags, keeping, now)?;
-                if let Some(node) = &store.inner.node {
-                    // Who runs it: if this node dies, another ends it.
-                    meta::own_copy(tx, &copy_id, blob_id, node.number)?;
-                }
-                if let CopiedType::Page { sequence_number } = input.kind {
-                    let page = PageRow {
-                        sequence_number,
-                        ..PageRow::default()
-                    };
-                    meta::put_page_row(tx, blob_id, &page)?;
-                }
-                Ok((
-                    CopyBlobOutput {
-                        version,
-                        version_id: new.version_id.clone(),
-                        copy_id: copy_id.clone(),
-                        content_md5: None,
-                        pending: true,
-                    },
-                    CopyJob {
-                        blob_id,
-                        kind: input.kind,
-                        copy_id,
-                        size: input.size,
-                    },
-                ))
-            })
-            .await
+                },
+                CopyJob {
+                    blob_id,
+                    kind: input.kind,
+                    copy_id: copy_id.clone(),
+                    size: input.size,
+                },
+            ))
+        })
+        .await
     }
 
     /// Streams a copy's bytes (exactly `size` of them) into a new extent.
@@ -270,7 +272,7 @@ impl Store {
         let progress = copy_progress(copied, job.size);
         self.inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 let pending = meta::record_copy_progress(tx, id, &copy_id, &progress)?;
                 if !pending {
                     meta::disown_copy(tx, &copy_id)?;
@@ -307,7 +309,7 @@ impl Store {
         let done = self
             .inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 meta::disown_copy(tx, &copy_id)?;
                 let Some(row) = meta::get_blob_by_id(tx, id)? else {
                     return Ok(false);
@@ -406,7 +408,7 @@ impl Store {
         let (id, copy_id) = (job.blob_id, job.copy_id.clone());
         self.inner
             .db
-            .write(move |tx| {
+            .write_again(move |tx| {
                 meta::disown_copy(tx, &copy_id)?;
                 let pending = meta::get_blob_by_id(tx, id)?
                     .and_then(|r| r.copy)
@@ -444,10 +446,13 @@ impl Store {
         let (extent, inline) = (written.id.clone(), written.inline.clone());
         let (len, md5) = (written.len, written.md5);
         let result = self
-            .inner
-            .db
-            .write(move |tx| {
-                let (cid, dest, lease) = check_destination(tx, &input, now)?;
+            .blob_db(
+                &input.account,
+                input.container.as_str(),
+                input.blob.as_str(),
+            )
+            .write_again(move |tx| {
+                let (cid, dest, lease, now) = check_destination(&store, tx, &input, now)?;
                 crate::extents::check_md5(input.expected_md5, md5)?;
                 WrittenExtent::store_inline(extent.as_deref(), inline.as_ref(), tx)?;
                 let version = Versioned {
@@ -508,7 +513,7 @@ impl Store {
         let n = match self
             .inner
             .db
-            .write(move |tx| meta::fail_pending_copies(tx, INTERRUPTED_COPY, now))
+            .write_again(move |tx| meta::fail_pending_copies(tx, INTERRUPTED_COPY, now))
             .await
         {
             Err(Error::DiskFull) => {
@@ -528,13 +533,17 @@ impl Store {
 /// The destination checks of a copy: its container, the conditions, the
 /// lease (infinite only, as for every copy) and its type (the source's).
 /// An expired destination is removed first, as every write does, so it is
-/// absent for the checks.
+/// absent for the checks. Returns the time the write judges by: in
+/// cluster mode the database's, read with the write's locks
+/// (docs/cluster.md, "Time").
 fn check_destination(
+    store: &Store,
     tx: &dyn Sql,
     input: &RemoteCopyInput,
     now: std::time::SystemTime,
-) -> Result<(i64, Option<BlobRow>, LeaseRecord)> {
+) -> Result<(i64, Option<BlobRow>, LeaseRecord, std::time::SystemTime)> {
     let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
+    let now = store.judge_now(tx, now)?;
     super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
     let dest = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
     let committed = dest.as_ref().filter(|r| r.committed);
@@ -557,7 +566,7 @@ fn check_destination(
     if committed.is_some_and(|r| r.blob_type != input.kind.blob_type()) {
         return Err(Error::InvalidBlobType);
     }
-    Ok((cid, dest, lease))
+    Ok((cid, dest, lease, now))
 }
 
 fn new_blob(

@@ -53,7 +53,7 @@ impl Store {
             input.container.as_str(),
             input.blob.as_str(),
         )
-        .write(move |tx| {
+        .write_again(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
             let now = store.judge_now(tx, now)?;
             let base = require_committed(tx, cid, &input.blob, None, now)?;
@@ -75,7 +75,7 @@ impl Store {
             // snapshot in the same 100 ns tick moves to the next tick
             // (docs/wire/requests.md#dates-and-times).
             let id = super::versions::unique_snapshot_id(tx, cid, input.blob.as_str(), now)?;
-            let (metadata, version) = match input.metadata {
+            let (metadata, version) = match input.metadata.clone() {
                 Some(m) => (
                     m,
                     Versioned {

@@ -47,7 +47,7 @@ impl Store {
             input.container.as_str(),
             input.blob.as_str(),
         )
-        .write(move |tx| {
+        .write_again(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
             let now = store.judge_now(tx, now)?;
             let row = super::blobs::require_version(

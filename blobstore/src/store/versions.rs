@@ -92,7 +92,7 @@ impl Store {
         let account = account.to_owned();
         self.inner
             .db
-            .write(move |tx| meta::set_delete_retention(tx, &account, policy))
+            .write_again(move |tx| meta::set_delete_retention(tx, &account, policy))
             .await
     }
 
@@ -109,7 +109,7 @@ impl Store {
             input.container.as_str(),
             input.blob.as_str(),
         )
-        .write(move |tx| {
+        .write_again(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
             let name = input.blob.as_str();
             let base = meta::get_blob(tx, cid, name, None)?.filter(|r| r.committed);
@@ -129,7 +129,7 @@ impl Store {
         let now = self.now();
         self.inner
             .db
-            .write_reserved(move |tx| {
+            .write_again_reserved(move |tx| {
                 let ids = meta::due_for_purge(tx, now, limit)?;
                 for &id in &ids {
                     let old = meta::delete_blob_row(tx, id)?;
