@@ -86,6 +86,7 @@ async fn a_copy_keeps_the_sources_page_or_append_type() {
     let page = CopiedType::Page { sequence_number: 7 };
     let append = CopiedType::Append {
         committed_block_count: 3,
+        sealed: false,
     };
     // (blob, type, length): small ones are inline extents, large ones files.
     let cases = [

@@ -337,7 +337,7 @@ pub(crate) fn source_metadata(headers: &reqwest::header::HeaderMap) -> Metadata 
 
 /// The type an asynchronous copy's destination takes: the source's
 /// `x-ms-blob-type`, with the sequence number of a page blob and the
-/// committed block count of an append blob; a block blob when the answer
+/// committed block count and seal of an append blob; a block blob when the answer
 /// names no type (any HTTP server), another one, or a page blob whose
 /// length is not whole pages.
 pub(crate) fn source_kind(headers: &reqwest::header::HeaderMap, length: u64) -> CopiedType {
@@ -349,6 +349,7 @@ pub(crate) fn source_kind(headers: &reqwest::header::HeaderMap, length: u64) -> 
         },
         Some("AppendBlob") => CopiedType::Append {
             committed_block_count: number("x-ms-blob-committed-block-count"),
+            sealed: get("x-ms-blob-sealed").is_some_and(|v| v.eq_ignore_ascii_case("true")),
         },
         _ => CopiedType::Block,
     }
@@ -491,6 +492,19 @@ mod tests {
                 1000,
                 CopiedType::Append {
                     committed_block_count: 3,
+                    sealed: false,
+                },
+            ),
+            (
+                headers(&[
+                    ("x-ms-blob-type", "AppendBlob"),
+                    ("x-ms-blob-committed-block-count", "2"),
+                    ("x-ms-blob-sealed", "true"),
+                ]),
+                1000,
+                CopiedType::Append {
+                    committed_block_count: 2,
+                    sealed: true,
                 },
             ),
         ];

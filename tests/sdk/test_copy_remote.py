@@ -323,6 +323,39 @@ def test_a_page_or_append_blob_source_keeps_its_type(container, source_container
     assert (e.value.status_code, e.value.error_code) == (409, "InvalidBlobType")
 
 
+def test_a_sealed_append_blob_from_another_server_stays_sealed(container, source_container):
+    """As within the account: the copy of a sealed append blob is sealed
+    once it completes, seal_destination_blob=False opens it, and an open
+    source gives an open copy."""
+    source = source_container.get_blob_client("sealed-log")
+    source.create_append_blob()
+    source.append_block(b"abc")
+    source.seal_append_blob()
+
+    kept = container.get_blob_client("sealed-log-copy")
+    kept.start_copy_from_url(sas_url(source))
+    props = wait_for_end(kept)
+    assert (props.copy.status, props.is_append_blob_sealed) == ("success", True)
+    with pytest.raises(HttpResponseError) as e:
+        kept.append_block(b"more")
+    assert (e.value.status_code, e.value.error_code) == (409, "BlobIsSealed")
+
+    opened = container.get_blob_client("opened-log-copy")
+    opened.start_copy_from_url(sas_url(source), seal_destination_blob=False)
+    props = wait_for_end(opened)
+    assert (props.copy.status, props.is_append_blob_sealed) == ("success", None)
+    opened.append_block(b"more")
+    assert opened.download_blob().readall() == b"abcmore"
+
+    open_source = source_container.get_blob_client("open-log")
+    open_source.create_append_blob()
+    open_source.append_block(b"xyz")
+    sealed = container.get_blob_client("sealed-on-copy")
+    sealed.start_copy_from_url(sas_url(open_source), seal_destination_blob=True)
+    props = wait_for_end(sealed)
+    assert (props.copy.status, props.is_append_blob_sealed) == ("success", True)
+
+
 def test_a_sparse_page_blob_copies_its_ranges_only(container, source_container):
     pages = source_container.get_blob_client("sparse")
     pages.create_page_blob(size=8 * 1024 * 1024)

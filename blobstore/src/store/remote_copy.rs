@@ -84,6 +84,9 @@ pub enum CopiedType {
     Append {
         /// `x-ms-blob-committed-block-count` of the source.
         committed_block_count: u64,
+        /// Whether the copy ends sealed: the source's `x-ms-blob-sealed`,
+        /// unless the request's `x-ms-seal-blob` says otherwise.
+        sealed: bool,
     },
 }
 
@@ -324,16 +327,18 @@ impl Store {
                 WrittenExtent::store_inline(extent.as_deref(), inline.as_ref(), tx)?;
                 let mut content = row.content.clone();
                 content.content_md5 = md5.map(|m| m.to_vec());
-                let (extents, committed_block_count) = match kind {
+                let (extents, committed_block_count, sealed) = match kind {
                     // A page blob's bytes are in its page map (below).
-                    CopiedType::Page { .. } => (Vec::new(), None),
+                    CopiedType::Page { .. } => (Vec::new(), None, false),
                     CopiedType::Append {
                         committed_block_count,
+                        sealed,
                     } => (
                         extent_refs(extent.as_deref(), len),
                         Some(committed_block_count),
+                        sealed,
                     ),
-                    CopiedType::Block => (extent_refs(extent.as_deref(), len), None),
+                    CopiedType::Block => (extent_refs(extent.as_deref(), len), None, false),
                 };
                 let new = NewBlob {
                     name: row.name.clone(),
@@ -349,7 +354,9 @@ impl Store {
                     content,
                     metadata: row.metadata.clone(),
                     committed_block_count,
-                    sealed: row.sealed,
+                    // The seal arrives with the bytes: a pending copy is
+                    // open.
+                    sealed,
                     tier: row.tier,
                     copy: Some(CopyProperties {
                         progress: copy_progress(len, len),

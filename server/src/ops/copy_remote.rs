@@ -103,6 +103,13 @@ pub(crate) async fn copy_blob_from_remote(
     let lease_id = h.lease_id()?;
     let access_tier = super::blob::access_tier(ctx)?;
     let tags = h.tags()?;
+    // Sealing the destination is for the asynchronous copy only; without
+    // the header an append blob keeps the source's seal, as within the
+    // account.
+    let seal = match sync {
+        true => None,
+        false => h.optional_flag("x-ms-seal-blob")?,
+    };
     let (account, container, blob) = (ctx.account().to_owned(), ctx.container()?, ctx.blob()?);
     let max = if sync { SYNC_COPY_MAX } else { u64::MAX };
     let source_url = url.clone();
@@ -116,7 +123,7 @@ pub(crate) async fn copy_blob_from_remote(
         kind: if sync {
             CopiedType::Block
         } else {
-            source_kind(&opened.headers, opened.length)
+            seal_as_asked(source_kind(&opened.headers, opened.length), seal)
         },
         source_header: header.to_owned(),
         metadata: metadata.unwrap_or_else(|| source_metadata(&opened.headers)),
@@ -495,6 +502,23 @@ fn failure_description(e: &stowage_blobstore::Error, copied: u64, total: u64) ->
         other => format!("Writing the copy failed: {other}"),
     };
     format!("500 InternalError \"{why}\"")
+}
+
+/// An append blob's seal as `x-ms-seal-blob` asks (`None`: the source's).
+fn seal_as_asked(kind: CopiedType, seal: Option<bool>) -> CopiedType {
+    match (kind, seal) {
+        (
+            CopiedType::Append {
+                committed_block_count,
+                ..
+            },
+            Some(sealed),
+        ) => CopiedType::Append {
+            committed_block_count,
+            sealed,
+        },
+        (kind, _) => kind,
+    }
 }
 
 #[cfg(test)]
