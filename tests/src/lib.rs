@@ -11,6 +11,7 @@ pub mod procs;
 pub mod roundrobin;
 mod server;
 mod signing;
+pub mod sources;
 
 pub use client::{Client, Request, Response, VERSION};
 

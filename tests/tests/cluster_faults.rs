@@ -827,7 +827,6 @@ mod liveness {
     use futures::channel::mpsc;
     use stowage_tests::procs::Cluster;
     use stowage_tests::{Client, Response, unique};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     const LEN: usize = 4 * 1024 * 1024;
 
@@ -851,32 +850,6 @@ mod liveness {
             .body_stream(reqwest::Body::wrap_stream(rx), data.len() as u64)
             .timeout(Duration::from_secs(120));
         (tx, rt.spawn(async move { request.try_send().await.ok() }))
-    }
-
-    /// A source on loopback that declares 1 MiB, sends 1 KiB and then
-    /// holds the connection open: a copy from it stays pending.
-    async fn stalled_source() -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut socket, _)) = listener.accept().await {
-                tokio::spawn(async move {
-                    let mut head = Vec::new();
-                    let mut buf = [0u8; 1024];
-                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match socket.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => head.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    let head = "HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n";
-                    let _ = socket.write_all(head.as_bytes()).await;
-                    let _ = socket.write_all(&[7u8; 1024]).await;
-                    let _ = socket.read(&mut buf).await;
-                });
-            }
-        });
-        format!("http://{addr}/slow")
     }
 
     /// Every file under the shared directory's extents, staging files
@@ -951,7 +924,7 @@ mod liveness {
         });
         let (doomed_object, dead) = uploads(&mut db)[0].clone();
         // ... and a copy from another host, pending.
-        let source = rt.block_on(stalled_source());
+        let source = rt.block_on(stowage_tests::sources::stalling_source("slow"));
         let copy = rt.block_on(
             clients[0]
                 .put(&format!("/{container}/copy"))

@@ -9,36 +9,9 @@ use stowage_client::{
     Clock, Conditions, CopyOptions, CopyStatus, ErrorCode, Metadata, PublicAccess, UploadOptions,
 };
 use stowage_tests::TestServer;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use stowage_tests::sources::stalling_source;
 
 use super::support::{Env, client_for, pattern};
-
-/// A loopback HTTP source that declares 1 MiB, sends 1 KiB, then holds the
-/// connection open: a copy from it stays pending.
-async fn stalling_source() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match socket.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = "HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n";
-                let _ = socket.write_all(head.as_bytes()).await;
-                let _ = socket.write_all(&[7u8; 1024]).await;
-                let _ = socket.read(&mut buf).await;
-            });
-        }
-    });
-    format!("http://{addr}/src/blob")
-}
 
 #[tokio::test]
 async fn a_copy_within_the_server_ends_at_once() {
@@ -135,7 +108,7 @@ async fn a_pending_copy_is_aborted() {
     let container = env.container("abort").await;
     let dest = container.blob("dst");
     let info = dest
-        .start_copy_from_url(&stalling_source().await, &CopyOptions::default())
+        .start_copy_from_url(&stalling_source("src/blob").await, &CopyOptions::default())
         .await
         .unwrap();
     assert_eq!(info.status, CopyStatus::Pending);
