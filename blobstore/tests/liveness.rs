@@ -159,6 +159,26 @@ fn stalled_put(
     (tx, task)
 }
 
+/// A Put Blob of `LEN` bytes to `live/b` on node 0, stalled halfway once
+/// its first parts are in the object store: its bytes, the sender of the
+/// rest and the running put.
+async fn upload_in_flight(
+    c: &Cluster,
+) -> (
+    Vec<u8>,
+    mpsc::UnboundedSender<std::io::Result<Bytes>>,
+    tokio::task::JoinHandle<Result<PutBlobOutput>>,
+) {
+    create_container(&c.nodes[0], "live").await;
+    let data = pattern(LEN);
+    let (tx, task) = stalled_put(&c.nodes[0], "b", &data, LEN / 2);
+    until("the upload's first parts", || {
+        files(&c.objects()).iter().any(|f| f.contains('#'))
+    })
+    .await;
+    (data, tx, task)
+}
+
 fn finish(tx: mpsc::UnboundedSender<std::io::Result<Bytes>>, data: &[u8], sent: usize) {
     tx.unbounded_send(Ok(Bytes::copy_from_slice(&data[sent..])))
         .unwrap();
@@ -168,13 +188,7 @@ fn finish(tx: mpsc::UnboundedSender<std::io::Result<Bytes>>, data: &[u8], sent: 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upload_is_recorded_before_its_object_and_forgotten_by_its_commit() {
     let c = Cluster::start().await;
-    create_container(&c.nodes[0], "live").await;
-    let data = pattern(LEN);
-    let (tx, task) = stalled_put(&c.nodes[0], "b", &data, LEN / 2);
-    until("the upload's first parts", || {
-        files(&c.objects()).iter().any(|f| f.contains('#'))
-    })
-    .await;
+    let (data, tx, task) = upload_in_flight(&c).await;
     let node = c.nodes[0].node_number().unwrap();
     let uploads = c.uploads();
     assert_eq!(uploads.len(), 1, "{uploads:?}");
@@ -352,13 +366,7 @@ async fn check_leaves_an_upload_in_flight_alone_whatever_its_age() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_alive_for_less_than_the_bound_takes_no_other_for_dead() {
     let c = Cluster::start().await;
-    create_container(&c.nodes[0], "live").await;
-    let data = pattern(LEN);
-    let (tx, task) = stalled_put(&c.nodes[0], "b", &data, LEN / 2);
-    until("the upload's first parts", || {
-        files(&c.objects()).iter().any(|f| f.contains('#'))
-    })
-    .await;
+    let (data, tx, task) = upload_in_flight(&c).await;
     c.kill(0);
     // Node 1 as if it had just come back after a gap (a database restart):
     // the others may not have been able to beat either.
@@ -377,13 +385,7 @@ async fn a_node_alive_for_less_than_the_bound_takes_no_other_for_dead() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_nodes_record_that_no_upload_of_it_runs_is_reclaimed_by_itself() {
     let c = Cluster::start().await;
-    create_container(&c.nodes[0], "live").await;
-    let data = pattern(LEN);
-    let (tx, task) = stalled_put(&c.nodes[0], "b", &data, LEN / 2);
-    until("the upload's first parts", || {
-        files(&c.objects()).iter().any(|f| f.contains('#'))
-    })
-    .await;
+    let (data, tx, task) = upload_in_flight(&c).await;
     // A record of node 0 whose write is over (as one left when the
     // database could not be reached to end it), with its object.
     let left = "ef".repeat(16);
