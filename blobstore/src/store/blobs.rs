@@ -211,6 +211,37 @@ pub(super) fn require_version(
     }
 }
 
+/// The checks of a write that replaces the blob `name` with a new one (Put
+/// Block List, copies): an expired blob is removed first, then the
+/// conditions (as for a create), `x-ms-if-tags` and the lease's write rule
+/// are checked against the committed blob. Returns its current row
+/// (committed or only staged) and the lease record the new blob keeps.
+pub(super) fn check_replace(
+    tx: &dyn Sql,
+    container_id: i64,
+    name: &str,
+    conditions: &Conditions,
+    lease_id: Option<&LeaseId>,
+    now: std::time::SystemTime,
+) -> Result<(Option<BlobRow>, LeaseRecord)> {
+    super::expiry::purge_if_expired(tx, container_id, name, now)?;
+    let row = meta::get_blob(tx, container_id, name, None)?;
+    let committed = row.as_ref().filter(|r| r.committed);
+    let current = committed.map(|r| Current {
+        etag: r.version.etag.as_str(),
+        last_modified: r.version.last_modified,
+    });
+    conditions::evaluate(conditions, current, ConditionKind::Create)?;
+    super::tags::check_if_tags(
+        tx,
+        conditions,
+        committed.map(|r| r.id),
+        ConditionKind::Write,
+    )?;
+    let lease = lease_after_write(row.as_ref(), lease_id, now)?;
+    Ok((row, lease))
+}
+
 /// Applies the write rule of a lease: the record to keep after the write.
 pub(super) fn lease_after_write(
     row: Option<&BlobRow>,

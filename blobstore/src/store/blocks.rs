@@ -10,7 +10,7 @@ use stowage_leases::{LeaseId, LeaseRecord};
 
 use super::Store;
 use super::blobs::lease_after_write;
-use crate::conditions::{self, ConditionKind, Conditions, Current};
+use crate::conditions::{ConditionKind, Conditions};
 use crate::extents::WrittenExtent;
 use crate::meta::{self, BlobRow, BlockRow, ExtentRef, NewBlob};
 use crate::{AccessTier, TierRecord};
@@ -340,21 +340,15 @@ impl Store {
         .write_again(move |tx| {
             let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
             let now = store.judge_now(tx, now)?;
-            super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
-            let row = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
-            let committed_row = row.as_ref().filter(|r| r.committed);
-            let current = committed_row.map(|r| Current {
-                etag: r.version.etag.as_str(),
-                last_modified: r.version.last_modified,
-            });
-            conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
-            super::tags::check_if_tags(
+            let (row, lease) = super::blobs::check_replace(
                 tx,
+                cid,
+                input.blob.as_str(),
                 &input.conditions,
-                committed_row.map(|r| r.id),
-                ConditionKind::Write,
+                input.lease_id.as_ref(),
+                now,
             )?;
-            let lease = lease_after_write(row.as_ref(), input.lease_id.as_ref(), now)?;
+            let committed_row = row.as_ref().filter(|r| r.committed);
             if let Some(r) = committed_row
                 && r.blob_type != BlobType::BlockBlob
             {

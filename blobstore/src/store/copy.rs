@@ -179,21 +179,15 @@ impl Store {
                 }
 
                 let cid = meta::container_id(tx, &input.account, input.container.as_str())?;
-                super::expiry::purge_if_expired(tx, cid, input.blob.as_str(), now)?;
-                let dest = meta::get_blob(tx, cid, input.blob.as_str(), None)?;
-                let committed = dest.as_ref().filter(|r| r.committed);
-                let current = committed.map(|r| Current {
-                    etag: r.version.etag.as_str(),
-                    last_modified: r.version.last_modified,
-                });
-                conditions::evaluate(&input.conditions, current, ConditionKind::Create)?;
-                super::tags::check_if_tags(
+                let (dest, lease) = super::blobs::check_replace(
                     tx,
+                    cid,
+                    input.blob.as_str(),
                     &input.conditions,
-                    committed.map(|r| r.id),
-                    ConditionKind::Write,
+                    input.lease_id.as_ref(),
+                    now,
                 )?;
-                let lease = lease_after_write(dest.as_ref(), input.lease_id.as_ref(), now)?;
+                let committed = dest.as_ref().filter(|r| r.committed);
                 if input.lease_id.is_some()
                     && lease.duration.is_some_and(|d| d != LeaseDuration::Infinite)
                 {
