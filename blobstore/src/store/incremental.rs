@@ -225,23 +225,11 @@ impl Store {
                 let page = PageRow {
                     sequence_number: source_page.sequence_number,
                     incremental_copy: true,
-                    copy_destination_snapshot: Some(snapshot_id.clone()),
+                    copy_destination_snapshot: Some(snapshot_id),
                     incremental_source: Some(identity),
                     incremental_source_snapshot: Some(source_snapshot),
                 };
-                meta::put_page_row(tx, dest_id, &page)?;
-                let snapshot = NewBlob {
-                    snapshot: Some(snapshot_id.clone()),
-                    lease: LeaseRecord::default(),
-                    ..new
-                };
-                let snap_row = meta::insert_blob(tx, cid, &snapshot)?;
-                meta::share_content(tx, dest_id, snap_row)?;
-                Ok(IncrementalCopyBlobOutput {
-                    version,
-                    copy_id: copy_id.clone(),
-                    destination_snapshot: snapshot_id,
-                })
+                end_incremental(tx, cid, dest_id, new, &page, version, copy_id.clone())
             })
             .await
     }
@@ -440,22 +428,39 @@ impl Store {
         let page = PageRow {
             sequence_number: input.sequence_number,
             incremental_copy: true,
-            copy_destination_snapshot: Some(snapshot_id.clone()),
+            copy_destination_snapshot: Some(snapshot_id),
             incremental_source: Some(input.source.clone()),
             incremental_source_snapshot: Some(input.source_snapshot.clone()),
         };
-        meta::put_page_row(tx, dest_id, &page)?;
-        let snapshot = NewBlob {
-            snapshot: Some(snapshot_id.clone()),
-            lease: LeaseRecord::default(),
-            ..new
-        };
-        let snap_row = meta::insert_blob(tx, cid, &snapshot)?;
-        meta::share_content(tx, dest_id, snap_row)?;
-        Ok(IncrementalCopyBlobOutput {
-            version,
-            copy_id,
-            destination_snapshot: snapshot_id,
-        })
+        end_incremental(tx, cid, dest_id, new, &page, version, copy_id)
     }
+}
+
+/// The end of an incremental copy, local or from another host: the
+/// destination's page row (`page`, naming the snapshot it takes), and that
+/// snapshot of the destination `new` just written (row `dest_id`), sharing
+/// its content.
+fn end_incremental(
+    tx: &dyn Sql,
+    cid: i64,
+    dest_id: i64,
+    new: NewBlob,
+    page: &PageRow,
+    version: Versioned,
+    copy_id: String,
+) -> Result<IncrementalCopyBlobOutput> {
+    meta::put_page_row(tx, dest_id, page)?;
+    let snapshot_id = page.copy_destination_snapshot.clone().unwrap_or_default();
+    let snapshot = NewBlob {
+        snapshot: Some(snapshot_id.clone()),
+        lease: LeaseRecord::default(),
+        ..new
+    };
+    let snap_row = meta::insert_blob(tx, cid, &snapshot)?;
+    meta::share_content(tx, dest_id, snap_row)?;
+    Ok(IncrementalCopyBlobOutput {
+        version,
+        copy_id,
+        destination_snapshot: snapshot_id,
+    })
 }
