@@ -51,7 +51,18 @@ pub enum DataDirError {
 /// The claim on a data directory: held until dropped (or the process ends).
 #[derive(Debug)]
 pub struct DataDirLock {
-    _file: File,
+    file: File,
+}
+
+impl Drop for DataDirLock {
+    /// Unlocks explicitly rather than by closing the file: a child process
+    /// that another thread is starting holds a copy of the descriptor
+    /// until its `exec` closes it, and a lock released only by closing
+    /// would outlive the claim for that moment (a restore right after a
+    /// server stopped was once refused as "in use" that way).
+    fn drop(&mut self) {
+        let _ = rustix::fs::flock(&self.file, FlockOperation::Unlock);
+    }
 }
 
 /// Creates `dir` if needed, takes its lock and checks that it is writable.
@@ -94,7 +105,7 @@ pub fn claim(dir: &Path) -> Result<DataDirLock, DataDirError> {
         .and_then(|()| file.sync_all())
         .map_err(not_writable("writing its lock file"))?;
     probe(dir).map_err(not_writable("writing a file in it"))?;
-    Ok(DataDirLock { _file: file })
+    Ok(DataDirLock { file })
 }
 
 /// Writes, syncs and removes a small file in `dir`.
